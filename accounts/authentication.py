@@ -1,0 +1,42 @@
+"""Bearer token authentication for the API."""
+
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+
+from accounts.services import authenticate_token
+
+
+class ApiClient:
+    """`request.user` for an API call: the organization the token belongs to."""
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, token) -> None:
+        self.token = token
+        self.organization = token.organization
+
+    def __str__(self) -> str:
+        return f"API client of {self.organization}"
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    """No header or another scheme: not authenticated (401 "missing").
+    A Bearer header with an unknown, revoked or malformed token: 401 "invalid"."""
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != b"bearer":
+            return None
+        if len(parts) != 2:
+            raise AuthenticationFailed()
+        try:
+            token = authenticate_token(parts[1].decode("ascii"))
+        except UnicodeDecodeError:
+            token = None
+        if token is None:
+            raise AuthenticationFailed()
+        return ApiClient(token), token
+
+    def authenticate_header(self, request) -> str:
+        return "Bearer"

@@ -1,0 +1,79 @@
+"""Organizations (the tenants), their API tokens and their staff members."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Organization(models.Model):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=255, unique=True)
+    rate_limit = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Requests per minute; empty for the API_RATE_LIMIT default.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LiveQuerySet(models.QuerySet):
+    def live(self):
+        return self.filter(deleted_at__isnull=True)
+
+
+class OrganizationRecord(models.Model):
+    """What every tenant record has: a public uuid, its organization, soft deletion."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    created_by = models.PositiveIntegerField(default=0, help_text="0 for the API, else a user id.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = LiveQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        ordering = ["id"]
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only its public prefix and a SHA-256 digest are stored."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=255, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.prefix} ({self.name})" if self.name else self.prefix
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Membership(models.Model):
+    """A staff user belongs to exactly one organization."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership"
+    )
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="members")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization}"

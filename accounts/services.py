@@ -1,0 +1,112 @@
+"""Writes and look-ups for organizations, tokens and staff; used by commands, API and admin."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import tokens
+from accounts.models import ApiToken, Membership, Organization
+
+# last_used_at is refreshed at most this often, so a busy token is not a write per request.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+# Apps whose records staff members manage in the admin.
+STAFF_APPS = ("contacts", "canned_replies", "sending")
+
+
+class NotFound(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: str  # the plaintext, shown once
+    record: ApiToken
+
+
+def create_organization(*, name: str, rate_limit: int | None = None) -> Organization:
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": ["The name must not be empty."]})
+    if len(name) > 255:
+        raise ValidationError({"name": ["The name must be at most 255 characters."]})
+    if rate_limit is not None and rate_limit < 1:
+        raise ValidationError({"rate_limit": ["The rate limit must be at least 1."]})
+    if Organization.objects.filter(name=name).exists():
+        raise ValidationError({"name": [f"An organization named {name!r} already exists."]})
+    return Organization.objects.create(name=name, rate_limit=rate_limit)
+
+
+def find_organization(reference: str) -> Organization:
+    """By uuid or by exact name."""
+    try:
+        return Organization.objects.get(uuid=uuid.UUID(reference))
+    except (ValueError, Organization.DoesNotExist):
+        pass
+    try:
+        return Organization.objects.get(name=reference)
+    except Organization.DoesNotExist:
+        raise NotFound(f"No organization has the uuid or name {reference!r}.") from None
+
+
+def issue_token(*, organization: Organization, name: str = "") -> IssuedToken:
+    token, prefix, digest = tokens.new_token()
+    record = ApiToken.objects.create(
+        organization=organization, name=name.strip()[:255], prefix=prefix, digest=digest
+    )
+    return IssuedToken(token=token, record=record)
+
+
+def find_token(token_or_prefix: str) -> ApiToken:
+    """By the whole token (checked against its digest) or by its public prefix."""
+    text = token_or_prefix.strip()
+    prefix = tokens.prefix_of(text) or text
+    record = ApiToken.objects.select_related("organization").filter(prefix=prefix).first()
+    if record is None or (text != prefix and not tokens.digest_matches(text, record.digest)):
+        raise NotFound("No token matches that token or prefix.")
+    return record
+
+
+def revoke_token(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def authenticate_token(token: str) -> ApiToken | None:
+    """The active token for a bearer string, or None. Constant-time digest comparison."""
+    prefix = tokens.prefix_of(token)
+    if prefix is None:
+        return None
+    record = (
+        ApiToken.objects.select_related("organization")
+        .filter(prefix=prefix, revoked_at__isnull=True)
+        .first()
+    )
+    if record is None or not tokens.digest_matches(token, record.digest):
+        return None
+    now = timezone.now()
+    if record.last_used_at is None or now - record.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=record.pk).update(last_used_at=now)
+        record.last_used_at = now
+    return record
+
+
+@transaction.atomic
+def create_staff_user(*, username: str, organization: Organization, password: str):
+    User = get_user_model()
+    if User.objects.filter(username=username).exists():
+        raise ValidationError({"username": [f"A user named {username!r} already exists."]})
+    user = User(username=username, is_staff=True)
+    user.set_password(password)
+    user.full_clean(exclude=["password"])
+    user.save()
+    Membership.objects.create(user=user, organization=organization)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))
+    return user

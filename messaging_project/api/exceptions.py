@@ -1,0 +1,103 @@
+"""The one place where an error becomes a response.
+
+Every error under /api/ and /webhooks/ is `{"statusCode": N, "message": "..."}`,
+plus `errors` (dotted field paths) for validation failures and whatever extra
+fields an ApiError carries (for example `channel_error`).
+"""
+
+import logging
+from math import ceil
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.settings import api_settings
+from rest_framework.views import set_rollback
+
+from messaging_project.api.parsers import MALFORMED_BODY
+
+logger = logging.getLogger("messaging_project.api")
+
+MISSING_TOKEN = "Unauthorized. Bearer Token is missing."
+INVALID_TOKEN = "Unauthorized. Invalid Bearer Token."
+INVALID_DATA = "The given data was invalid."
+NOT_FOUND = "Not found."
+TOO_MANY_ATTEMPTS = "Too Many Attempts."
+SERVER_ERROR = "Server Error"
+
+
+class ApiError(exceptions.APIException):
+    """An error with its own status, message and extra body fields."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status_code = status
+        self.extra = extra
+
+
+def error_body(status: int, message: str, **extra: Any) -> dict[str, Any]:
+    return {"statusCode": status, "message": message, **extra}
+
+
+def flatten_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
+    """DRF's nested error detail as `{"a.0.b": ["message"]}`."""
+    if isinstance(detail, dict):
+        flat: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            flat.update(flatten_errors(value, f"{path}.{key}" if path else str(key)))
+        return flat
+    if isinstance(detail, list):
+        flat = {}
+        for index, item in enumerate(detail):
+            if isinstance(item, dict | list):
+                flat.update(flatten_errors(item, f"{path}.{index}" if path else str(index)))
+            else:
+                flat.setdefault(path or api_settings.NON_FIELD_ERRORS_KEY, []).append(str(item))
+        return flat
+    return {path or api_settings.NON_FIELD_ERRORS_KEY: [str(detail)]}
+
+
+def describe(exc: exceptions.APIException) -> tuple[str, dict[str, Any]]:
+    """The message and extra body fields for a DRF exception."""
+    if isinstance(exc, exceptions.ValidationError):
+        return INVALID_DATA, {"errors": flatten_errors(exc.detail)}
+    if isinstance(exc, ApiError):
+        return str(exc.detail), exc.extra
+    messages = {
+        exceptions.NotAuthenticated: MISSING_TOKEN,
+        exceptions.AuthenticationFailed: INVALID_TOKEN,
+        exceptions.ParseError: MALFORMED_BODY,
+        exceptions.NotFound: NOT_FOUND,
+        exceptions.Throttled: TOO_MANY_ATTEMPTS,
+    }
+    for exc_type, message in messages.items():
+        if isinstance(exc, exc_type):
+            return message, {}
+    return str(exc.detail), {}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(as_serializer_error(exc))
+
+    set_rollback()
+    if not isinstance(exc, exceptions.APIException):
+        view = context.get("view")
+        logger.exception("Unexpected error in %s", type(view).__name__, exc_info=exc)
+        return Response(error_body(500, SERVER_ERROR), status=500)
+
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        headers["Retry-After"] = str(ceil(exc.wait))
+    message, extra = describe(exc)
+    return Response(error_body(exc.status_code, message, **extra), exc.status_code, headers=headers)

@@ -1,0 +1,23 @@
+"""Filter pieces shared by the resources' filter sets."""
+
+import django_filters
+from django.db.models import Q
+
+
+class StableOrderingFilter(django_filters.OrderingFilter):
+    """`ordering=-name,phone`; `id` breaks ties so pages never overlap."""
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        return qs.order_by(*(self.get_ordering_value(param) for param in value), "id")
+
+
+def search_terms(qs, fields: list[str], value: str):
+    """Every whitespace-separated term must appear in at least one of the fields."""
+    for term in value.split():
+        match = Q()
+        for field in fields:
+            match |= Q(**{f"{field}__icontains": term})
+        qs = qs.filter(match)
+    return qs

@@ -1,0 +1,117 @@
+"""Laravel's length-aware page shape: `data`, `links` and `meta`, as in api.md."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import BasePagination
+from rest_framework.response import Response
+
+PREVIOUS_LABEL = "&laquo; Previous"
+NEXT_LABEL = "Next &raquo;"
+GAP = None  # a "..." entry in the window
+MAX_PAGE = 1_000_000_000  # keeps the offset far inside a 64-bit integer
+
+
+def laravel_window(current: int, last: int, on_each_side: int = 3) -> list[int | None]:
+    """The page numbers Laravel's UrlWindow shows, GAP standing for "...".
+
+    Few pages: all of them. Otherwise the start, a slider around the current
+    page and the end, with the slider merged into whichever end it is close to.
+    """
+    if last < on_each_side * 2 + 8:
+        return list(range(1, last + 1))
+    window = on_each_side + 4
+    start, finish = [1, 2], [last - 1, last]
+    if current <= window:
+        return [*range(1, window + on_each_side + 1), GAP, *finish]
+    if current > last - window:
+        return [*start, GAP, *range(last - (window + on_each_side - 1), last + 1)]
+    slider = range(current - on_each_side, current + on_each_side + 1)
+    return [*start, GAP, *slider, GAP, *finish]
+
+
+def read_positive_int(params, name: str, default: int, maximum: int) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit()):
+        raise ValidationError({name: [f"The {name} field must be an integer."]})
+    value = int(raw)
+    if value < 1:
+        raise ValidationError({name: [f"The {name} field must be at least 1."]})
+    if value > maximum:
+        raise ValidationError({name: [f"The {name} field must not be greater than {maximum}."]})
+    return value
+
+
+class LaravelPagination(BasePagination):
+    page_param = "page"
+    per_page_param = "per_page"
+    default_per_page = 10
+    max_per_page = 100
+
+    def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
+        self.request = request
+        self.page = read_positive_int(request.query_params, self.page_param, 1, MAX_PAGE)
+        self.per_page = read_positive_int(
+            request.query_params, self.per_page_param, self.default_per_page, self.max_per_page
+        )
+        offset = (self.page - 1) * self.per_page
+        items = list(queryset[offset : offset + self.per_page])
+        # A partly filled page tells the total by itself; only a full or empty one needs a count.
+        if items and len(items) < self.per_page:
+            self.total = offset + len(items)
+        elif not items and self.page == 1:
+            self.total = 0
+        else:
+            self.total = self.count(queryset)
+        return items
+
+    def count(self, queryset) -> int:
+        return queryset.count()
+
+    def page_url(self, page: int | None) -> str | None:
+        if page is None:
+            return None
+        params = self.request.query_params.copy()
+        params[self.page_param] = str(page)
+        return f"{self.path}?{params.urlencode()}"
+
+    def get_paginated_response(self, data: Sequence[Any]) -> Response:
+        return Response(self.page_body(data))
+
+    def page_body(self, data: Sequence[Any]) -> dict[str, Any]:
+        self.path = self.request.build_absolute_uri(self.request.path)
+        page, last_page = self.page, max(1, -(-self.total // self.per_page))
+        first_item = (page - 1) * self.per_page + 1 if data else None
+        previous_url = self.page_url(page - 1 if page > 1 else None)
+        next_url = self.page_url(page + 1 if page < last_page else None)
+        return {
+            "data": list(data),
+            "links": {
+                "first": self.page_url(1),
+                "last": self.page_url(last_page),
+                "prev": previous_url,
+                "next": next_url,
+            },
+            "meta": {
+                "current_page": page,
+                "from": first_item,
+                "last_page": last_page,
+                "links": [
+                    {"url": previous_url, "label": PREVIOUS_LABEL, "active": False},
+                    *(self.window_link(number) for number in laravel_window(page, last_page)),
+                    {"url": next_url, "label": NEXT_LABEL, "active": False},
+                ],
+                "path": self.path,
+                "per_page": self.per_page,
+                "to": first_item + len(data) - 1 if data else None,
+                "total": self.total,
+            },
+        }
+
+    def window_link(self, number: int | None) -> dict[str, Any]:
+        if number is GAP:
+            return {"url": None, "label": "...", "active": False}
+        return {"url": self.page_url(number), "label": str(number), "active": number == self.page}

@@ -1,0 +1,45 @@
+"""API views that belong to no resource."""
+
+from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from messaging_project.api.exceptions import NOT_FOUND, SERVER_ERROR, error_body
+from messaging_project.api.middleware import is_api_path
+from messaging_project.api.viewsets import OrganizationScopedMixin
+
+
+class WhoAmIView(OrganizationScopedMixin, APIView):
+    """`GET /api/me`: the token's organization. Cheap: no query beyond authentication."""
+
+    def get(self, request):
+        organization = self.organization
+        return Response(
+            {
+                "data": {
+                    "organization_id": organization.id,
+                    "organization_uuid": str(organization.uuid),
+                    "organization_name": organization.name,
+                    "token": request.auth.prefix,
+                }
+            }
+        )
+
+
+@csrf_exempt
+def not_found(request, exception=None):
+    """Unknown paths: JSON under /api/ and /webhooks/, Django's page elsewhere."""
+    if is_api_path(request.path):
+        return JsonResponse(error_body(404, NOT_FOUND), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def server_error(request):
+    if is_api_path(request.path):
+        return JsonResponse(error_body(500, SERVER_ERROR), status=500)
+    from django.views.defaults import server_error as default_server_error
+
+    return default_server_error(request)
