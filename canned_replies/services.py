@@ -3,6 +3,7 @@
 from django.utils import timezone
 
 from accounts.models import Organization
+from canned_replies.matching import replies_changed
 from canned_replies.models import CannedReply, ResponseType
 
 
@@ -20,7 +21,7 @@ def create_canned_reply(
     response_type: str = ResponseType.TEXT,
     created_by: int = 0,
 ) -> CannedReply:
-    return CannedReply.objects.create(
+    reply = CannedReply.objects.create(
         organization=organization,
         name=name,
         trigger=trigger,
@@ -28,6 +29,8 @@ def create_canned_reply(
         metadata=reply_metadata(response_type, response),
         created_by=created_by,
     )
+    replies_changed(organization.id)
+    return reply
 
 
 def update_canned_reply(*, reply: CannedReply, changes: dict) -> CannedReply:
@@ -38,6 +41,7 @@ def update_canned_reply(*, reply: CannedReply, changes: dict) -> CannedReply:
         setattr(reply, field, value)
     reply.metadata = reply_metadata(response_type, response)
     reply.save()
+    replies_changed(reply.organization_id)
     return reply
 
 
@@ -45,3 +49,4 @@ def delete_canned_reply(*, reply: CannedReply, deleted_by: int = 0) -> None:
     reply.deleted_at = timezone.now()
     reply.deleted_by = deleted_by
     reply.save(update_fields=["deleted_at", "deleted_by", "updated_at"])
+    replies_changed(reply.organization_id)
