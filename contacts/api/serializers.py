@@ -8,8 +8,6 @@ from contacts.models import Contact, ContactGroup
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
 from messaging_project.api.formats import iso_datetime, json_text, laravel_datetime
 
-REQUIRED = "This field is required."
-
 
 def optional_text(**kwargs) -> StrictCharField:
     return StrictCharField(
@@ -36,6 +34,12 @@ class ContactInputSerializer(serializers.Serializer):
     address = AddressSerializer(required=False, allow_null=True)
     is_favorite = StrictBooleanField(required=False)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.partial:  # a new contact needs a first name; an edit may clear it
+            first_name = self.fields["first_name"]
+            first_name.required, first_name.allow_null, first_name.allow_blank = True, False, False
+
     def validate_contact_group(self, value):
         if value is None:
             return None
@@ -53,8 +57,6 @@ class ContactInputSerializer(serializers.Serializer):
         for field in ("first_name", "last_name", "email"):
             if attrs.get(field) == "":
                 attrs[field] = None
-        if not self.partial and not attrs.get("first_name"):
-            raise serializers.ValidationError({"first_name": [REQUIRED]})
         return attrs
 
 
