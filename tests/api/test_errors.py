@@ -22,7 +22,10 @@ class TestAuthentication:
     def test_missing_header_is_401_missing(self):
         response = APIClient().get("/api/contacts")
         assert response.status_code == 401
-        assert body(response) == {"statusCode": 401, "message": "Unauthorized. Bearer Token is missing."}
+        assert body(response) == {
+            "statusCode": 401,
+            "message": "Unauthorized. Bearer Token is missing.",
+        }
         assert response["WWW-Authenticate"] == "Bearer"
 
     def test_other_scheme_is_401_missing(self):
@@ -42,7 +45,10 @@ class TestAuthentication:
     def test_malformed_or_unknown_token_is_401_invalid(self, header):
         response = APIClient().get("/api/contacts", HTTP_AUTHORIZATION=header)
         assert response.status_code == 401
-        assert body(response) == {"statusCode": 401, "message": "Unauthorized. Invalid Bearer Token."}
+        assert body(response) == {
+            "statusCode": 401,
+            "message": "Unauthorized. Invalid Bearer Token.",
+        }
         assert response["WWW-Authenticate"] == "Bearer"
 
     def test_right_prefix_with_wrong_secret_is_401(self, org_a):

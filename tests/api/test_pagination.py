@@ -52,8 +52,15 @@ class TestPages:
             "next": "http://testserver/api/contacts?page=2",
         }
         meta = page["meta"]
-        assert {k: meta[k] for k in ("current_page", "from", "to", "last_page", "per_page", "total")} == {
-            "current_page": 1, "from": 1, "to": 10, "last_page": 3, "per_page": 10, "total": 25,
+        assert {
+            k: meta[k] for k in ("current_page", "from", "to", "last_page", "per_page", "total")
+        } == {
+            "current_page": 1,
+            "from": 1,
+            "to": 10,
+            "last_page": 3,
+            "per_page": 10,
+            "total": 25,
         }
         assert meta["path"] == "http://testserver/api/contacts"
         assert meta["links"] == [
@@ -61,7 +68,11 @@ class TestPages:
             {"url": "http://testserver/api/contacts?page=1", "label": "1", "active": True},
             {"url": "http://testserver/api/contacts?page=2", "label": "2", "active": False},
             {"url": "http://testserver/api/contacts?page=3", "label": "3", "active": False},
-            {"url": "http://testserver/api/contacts?page=2", "label": "Next &raquo;", "active": False},
+            {
+                "url": "http://testserver/api/contacts?page=2",
+                "label": "Next &raquo;",
+                "active": False,
+            },
         ]
 
     def test_middle_page(self, api, contacts):
@@ -69,7 +80,13 @@ class TestPages:
         assert page["meta"]["from"] == 11 and page["meta"]["to"] == 20
         assert page["links"]["prev"].endswith("page=1")
         assert page["links"]["next"].endswith("page=3")
-        assert [link["active"] for link in page["meta"]["links"]] == [False, False, True, False, False]
+        assert [link["active"] for link in page["meta"]["links"]] == [
+            False,
+            False,
+            True,
+            False,
+            False,
+        ]
 
     def test_last_page(self, api, contacts):
         page = api.get("/api/contacts?page=3").json()
@@ -97,14 +114,23 @@ class TestPages:
         page = api.get("/api/contacts?per_page=5&ordering=-id&page=2").json()
         assert len(page["data"]) == 5
         assert page["data"][0]["id"] == contacts[-6].id
-        assert page["links"]["next"] == "http://testserver/api/contacts?per_page=5&ordering=-id&page=3"
+        assert (
+            page["links"]["next"] == "http://testserver/api/contacts?per_page=5&ordering=-id&page=3"
+        )
         assert page["meta"]["path"] == "http://testserver/api/contacts"
         assert page["meta"]["per_page"] == 5 and page["meta"]["last_page"] == 5
 
     def test_many_pages_show_a_window_with_gaps(self, api, contacts):
         page = api.get("/api/contacts?per_page=1&page=12").json()
         assert labels(page) == [
-            "&laquo; Previous", "1", "2", "...", *map(str, range(9, 16)), "...", "24", "25",
+            "&laquo; Previous",
+            "1",
+            "2",
+            "...",
+            *map(str, range(9, 16)),
+            "...",
+            "24",
+            "25",
             "Next &raquo;",
         ]
         gap = page["meta"]["links"][3]
@@ -114,9 +140,15 @@ class TestPages:
     @pytest.mark.parametrize(
         "query, field",
         [
-            ("page=0", "page"), ("page=-1", "page"), ("page=abc", "page"), ("page=1.5", "page"),
-            ("page=", "page"), ("page=99999999999999999999", "page"),
-            ("per_page=0", "per_page"), ("per_page=101", "per_page"), ("per_page=x", "per_page"),
+            ("page=0", "page"),
+            ("page=-1", "page"),
+            ("page=abc", "page"),
+            ("page=1.5", "page"),
+            ("page=", "page"),
+            ("page=99999999999999999999", "page"),
+            ("per_page=0", "per_page"),
+            ("per_page=101", "per_page"),
+            ("per_page=x", "per_page"),
         ],
     )
     def test_bad_parameters_are_400(self, api, query, field):

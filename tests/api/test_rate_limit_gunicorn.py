@@ -33,8 +33,13 @@ def free_port() -> int:
 
 def manage(env, *args) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-        check=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
 
@@ -91,11 +96,22 @@ def test_exactly_the_limit_gets_through_across_workers(backend, tmp_path, reques
     port = free_port()
     server = subprocess.Popen(
         [
-            str(Path(sys.executable).parent / "gunicorn"), "messaging_project.wsgi",
-            "--bind", f"127.0.0.1:{port}", "--workers", "3", "--worker-class", "gthread",
-            "--threads", "4", "--no-control-socket",
+            str(Path(sys.executable).parent / "gunicorn"),
+            "messaging_project.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "3",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "4",
+            "--no-control-socket",
         ],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.time() + 30
@@ -111,7 +127,9 @@ def test_exactly_the_limit_gets_through_across_workers(backend, tmp_path, reques
             session.trust_env = False
             headers = {"Authorization": f"Bearer {token}"}
             return [
-                session.get(f"http://127.0.0.1:{port}/api/me", headers=headers, timeout=30).status_code
+                session.get(
+                    f"http://127.0.0.1:{port}/api/me", headers=headers, timeout=30
+                ).status_code
                 for _ in range(25)
             ]
 

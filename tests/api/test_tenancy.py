@@ -32,5 +32,6 @@ def test_every_api_view_requires_authentication():
     for route, view_class in api_views():
         if view_class is not None:
             assert any(
-                issubclass(permission, IsAuthenticated) for permission in view_class.permission_classes
+                issubclass(permission, IsAuthenticated)
+                for permission in view_class.permission_classes
             ), route
