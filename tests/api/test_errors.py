@@ -122,7 +122,10 @@ class TestErrors:
         assert body(response) == {
             "statusCode": 400,
             "message": "The given data was invalid.",
-            "errors": {"phone": ["This field is required."]},
+            "errors": {
+                "first_name": ["This field is required."],
+                "phone": ["This field is required."],
+            },
         }
 
     def test_unknown_path_under_api_is_json_404(self, api):
