@@ -6,6 +6,7 @@ from typing import Any
 from rest_framework import serializers
 
 from canned_replies.models import CannedReply, MatchCriteria, ResponseType
+from canned_replies.services import reply_metadata
 from messaging_project.api.fields import StrictCharField
 from messaging_project.api.formats import json_text, laravel_datetime
 
@@ -48,7 +49,8 @@ def canned_reply_data(reply: CannedReply) -> dict[str, Any]:
         "name": reply.name,
         "trigger": reply.trigger,
         "match_criteria": reply.match_criteria,
-        "metadata": json_text(reply.metadata),
+        # Rebuilt rather than dumped: jsonb does not keep key order.
+        "metadata": json_text(reply_metadata(reply.response_type, reply.response_text)),
         "created_by": reply.created_by,
         "deleted_by": reply.deleted_by,
         "deleted_at": laravel_datetime(reply.deleted_at),

@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from contacts.models import Contact, ContactGroup
+from contacts.services import full_address
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
 from messaging_project.api.formats import iso_datetime, json_text, laravel_datetime
 
@@ -74,7 +75,7 @@ def contact_data(contact: Contact) -> dict[str, Any]:
         "phone": contact.phone,
         "email": contact.email,
         "avatar": contact.avatar,
-        "address": json_text(contact.address),
+        "address": json_text(full_address(contact.address)),  # jsonb does not keep key order
         "contact_group_id": contact.contact_group_id,
         "is_favorite": int(contact.is_favorite),
         "created_by": contact.created_by,
