@@ -53,3 +53,20 @@ class Contact(OrganizationRecord):
     @property
     def full_name(self) -> str:
         return f"{self.first_name or ''} {self.last_name or ''}"
+
+
+class ContactCount(models.Model):
+    """How many live contacts an organization has.
+
+    Kept by contacts.services in the same transaction as every create and delete, so
+    an unfiltered contact list reads its exact `meta.total` from one row instead of
+    counting up to a million rows per request (docs/performance.md).
+    """
+
+    organization = models.OneToOneField(
+        "accounts.Organization", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    live = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.live} live contacts"

@@ -4,11 +4,11 @@ webhooks all come through here, so each rule is enforced once."""
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from accounts.models import Organization
-from contacts.models import Contact, ContactGroup
+from contacts.models import Contact, ContactCount, ContactGroup
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
@@ -34,6 +34,52 @@ def save_unique(record: models.Model, *, field: str, message: str) -> None:
             record.save()
     except IntegrityError:
         raise ValidationError({field: [message]}) from None
+
+
+# One statement that adds `delta` to the organization's live-contact counter, or starts
+# the counter when it has none yet. A missing counter is started from a count made in
+# this transaction, so it already includes this transaction's own change; if another
+# transaction starts it at the same time, ON CONFLICT waits for that one to commit and
+# then adds our delta to its count, which could not see our uncommitted row. When the
+# counter exists, NOT EXISTS is false, so the count reads no contact row at all.
+ADJUST_COUNT_SQL = """
+INSERT INTO {counter} (organization_id, live)
+SELECT %s, COUNT(*) FROM {contact}
+WHERE organization_id = %s AND deleted_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM {counter} WHERE organization_id = %s)
+ON CONFLICT (organization_id) DO UPDATE SET live = {counter}.live + %s
+"""
+
+# The counter, or a plain count for an organization whose counter has not started
+# (contacts written before it existed, or by hand). COALESCE stops at the first value,
+# so the count runs only when there is no counter row.
+LIVE_COUNT_SQL = """
+SELECT COALESCE(
+  (SELECT live FROM {counter} WHERE organization_id = %s),
+  (SELECT COUNT(*) FROM {contact} WHERE organization_id = %s AND deleted_at IS NULL)
+)
+"""
+
+
+def table_names() -> dict[str, str]:
+    quote = connection.ops.quote_name
+    return {"counter": quote(ContactCount._meta.db_table), "contact": quote(Contact._meta.db_table)}
+
+
+def adjust_live_count(*, organization_id: int, delta: int) -> None:
+    """Must run in the transaction that creates or deletes the contacts."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            ADJUST_COUNT_SQL.format(**table_names()),
+            [organization_id, organization_id, organization_id, delta],
+        )
+
+
+def live_contact_count(*, organization_id: int) -> int:
+    """The exact number of the organization's live contacts, without counting them."""
+    with connection.cursor() as cursor:
+        cursor.execute(LIVE_COUNT_SQL.format(**table_names()), [organization_id, organization_id])
+        return cursor.fetchone()[0]
 
 
 def full_address(address: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -66,7 +112,14 @@ def create_contact(
         is_favorite=is_favorite,
         created_by=created_by,
     )
-    save_unique(contact, field="phone", message=DUPLICATE_PHONE)
+    # No look-up first: the partial unique index is the check, and the counter write
+    # takes that query's place, so a create costs what it did before the counter.
+    try:
+        with transaction.atomic():
+            contact.save()
+            adjust_live_count(organization_id=organization.pk, delta=1)
+    except IntegrityError:
+        raise ValidationError({"phone": [DUPLICATE_PHONE]}) from None
     return contact
 
 
@@ -81,8 +134,15 @@ def update_contact(*, contact: Contact, changes: dict[str, Any]) -> Contact:
 
 
 def delete_contact(*, contact: Contact) -> None:
-    contact.deleted_at = timezone.now()
-    contact.save(update_fields=["deleted_at", "updated_at"])
+    now = timezone.now()
+    with transaction.atomic():
+        # Only a live row is deleted, so two concurrent deletes count once.
+        deleted = (
+            Contact.objects.live().filter(pk=contact.pk).update(deleted_at=now, updated_at=now)
+        )
+        if deleted:
+            adjust_live_count(organization_id=contact.organization_id, delta=-1)
+    contact.deleted_at = contact.updated_at = now
 
 
 def contact_for_phone(*, organization: Organization, phone: str) -> Contact:

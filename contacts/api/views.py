@@ -16,6 +16,18 @@ class ContactViewSet(OrganizationViewSet):
     input_serializer_class = ContactInputSerializer
     represent = staticmethod(contact_data)
 
+    def count_total(self, queryset) -> int:
+        """The list's `meta.total`: the organization's live-contact counter unless a
+        filter narrows the list, which is then counted as usual."""
+        filtered = any(
+            self.request.query_params.get(name, "").strip()
+            for name in ContactFilter.base_filters
+            if name != "ordering"
+        )
+        if filtered:
+            return queryset.count()
+        return services.live_contact_count(organization_id=self.organization.pk)
+
     def create(self, request):
         contact = services.create_contact(organization=self.organization, **self.validated_input())
         return write_result(contact)

@@ -1,0 +1,280 @@
+"""The admin site's name, and organizations, API tokens and staff members in the admin.
+
+Organizations and staff members are for superusers only. API tokens are scoped like
+every organization record; they are issued and revoked through accounts.services,
+and neither their digest nor their plaintext is ever shown in a list or a form.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import password_validation
+
+from accounts import services
+from accounts.admin_scoping import OrganizationScopedAdmin, ServiceAdmin, adopt
+from accounts.models import ApiToken, Channel, Membership, Organization
+
+admin.site.site_header = "WhatsApp Business Messaging"
+admin.site.site_title = "WhatsApp Business Messaging"
+admin.site.index_title = "Administration"
+
+
+class SuperuserOnlyAdmin(ServiceAdmin):
+    """Tenants and their members are managed by superusers, never by a tenant's staff."""
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request):
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self.has_module_permission(request)
+
+
+def secret_field(name: str) -> forms.CharField:
+    return forms.CharField(
+        label=name.replace("_", " ").capitalize(),
+        required=False,
+        strip=True,
+        # Never rendered back into the page, even after a failed save.
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+
+
+class OrganizationForm(forms.ModelForm):
+    """Channel secrets are write-only: the field is always empty, and leaving it empty
+    keeps the stored value."""
+
+    access_token = secret_field("access_token")
+    app_secret = secret_field("app_secret")
+    verify_token = secret_field("verify_token")
+
+    class Meta:
+        model = Organization
+        fields = [
+            "name",
+            "rate_limit",
+            "channel",
+            "phone_number_id",
+            "business_account_id",
+            *Organization.SECRET_FIELDS,
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in Organization.SECRET_FIELDS:
+            if name in self.fields:
+                stored = bool(getattr(self.instance, name, ""))
+                self.fields[name].help_text = (
+                    "A value is stored; leave empty to keep it."
+                    if stored
+                    else "Not set. Stored, never shown again."
+                )
+                # The stored secret must not travel back to the page as the initial value.
+                self.initial.pop(name, None)
+
+    def _kept(self, name: str) -> str:
+        return self.cleaned_data.get(name) or getattr(self.instance, name, "")
+
+    def clean_access_token(self):
+        return self._kept("access_token")
+
+    def clean_app_secret(self):
+        return self._kept("app_secret")
+
+    def clean_verify_token(self):
+        return self._kept("verify_token")
+
+
+@admin.register(Organization)
+class OrganizationAdmin(SuperuserOnlyAdmin):
+    form = OrganizationForm
+    fieldsets = [
+        (None, {"fields": ["name", "uuid", "rate_limit", "created_at"]}),
+        (
+            "WhatsApp channel",
+            {
+                "fields": [
+                    "channel",
+                    "phone_number_id",
+                    "business_account_id",
+                    *Organization.SECRET_FIELDS,
+                ],
+                "description": "The sandbox keeps messages on this server. The Cloud API "
+                "needs the phone number id and an access token from Meta.",
+            },
+        ),
+    ]
+    readonly_fields = ["uuid", "created_at"]
+    list_display = ["name", "uuid", "channel", "rate_limit", "created_at"]
+    list_filter = ["channel"]
+    search_fields = ["name", "uuid"]
+    actions = ["sync_templates"]
+
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a tenant would hard-delete all its records; not a click in the admin.
+        return False
+
+    def save_through_service(self, request, obj, form, change):
+        from sending.services import configure_channel
+
+        data = form.cleaned_data
+        if change:
+            obj.save()
+        else:
+            created = services.create_organization(
+                name=data["name"], rate_limit=data.get("rate_limit")
+            )
+            adopt(obj, created)
+        if data.get("channel") == Channel.CLOUD_API:
+            configure_channel(
+                organization=obj,
+                phone_number_id=data.get("phone_number_id"),
+                access_token=data.get("access_token"),
+                # Empty optional settings are left as they are.
+                business_account_id=data.get("business_account_id") or None,
+                app_secret=data.get("app_secret") or None,
+                verify_token=data.get("verify_token") or None,
+            )
+        elif change and form.initial.get("channel") == Channel.CLOUD_API:
+            configure_channel(organization=obj, sandbox=True)
+
+    @admin.action(description="Sync message templates from WhatsApp")
+    def sync_templates(self, request, queryset):
+        from sending.admin import sync_organization
+
+        for organization in queryset:
+            self.message_user(request, *sync_organization(request, organization))
+
+
+class TokenStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("active", "active"), ("revoked", "revoked")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(OrganizationScopedAdmin):
+    """Issued here, shown once in a message; revoked with an action, never deleted."""
+
+    list_display = ["prefix", "name", "is_active", "created_at", "last_used_at"]
+    list_filter = [TokenStatusFilter]
+    search_fields = ["prefix", "name"]
+    actions = ["revoke_tokens"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    ordering = ["-id"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["organization", "name"]
+        return ["organization", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+
+    @admin.display(description="active", boolean=True)
+    def is_active(self, token):
+        return token.is_active
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_through_service(self, request, obj, form, change):
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        issued = services.issue_token(
+            organization=self.organization_for_new_record(request, form),
+            name=form.cleaned_data.get("name", ""),
+        )
+        adopt(obj, issued.record)
+        self.message_user(
+            request,
+            f"Copy the new token now; it is not stored and will not be shown again: {issued.token}",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    def revoke_tokens(self, request, queryset):
+        tokens = [token for token in queryset if token.is_active]
+        for token in tokens:
+            services.revoke_token(token=token)
+        self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)
+
+
+class StaffMemberForm(forms.ModelForm):
+    """A new staff member, created with accounts.services.create_staff_user."""
+
+    username = forms.CharField(max_length=150)
+    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+
+    class Meta:
+        model = Membership
+        fields = ["organization"]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password1") and data.get("password1") != data.get("password2"):
+            self.add_error("password2", "The two passwords differ.")
+        elif data.get("password1"):
+            try:
+                password_validation.validate_password(data["password1"])
+            except forms.ValidationError as error:
+                self.add_error("password1", error)
+        return data
+
+
+@admin.register(Membership)
+class MembershipAdmin(SuperuserOnlyAdmin):
+    """Which organization each staff user manages. Adding one creates the staff user."""
+
+    list_display = ["user", "organization", "user_is_active", "last_login"]
+    list_filter = ["organization"]
+    list_select_related = ["user", "organization"]
+    search_fields = ["user__username", "organization__name"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = StaffMemberForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["username", "password1", "password2", "organization"]
+        return ["user", "organization"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user"] if obj else []
+
+    def has_delete_permission(self, request, obj=None):
+        # Removing a membership leaves the user; they then see nothing.
+        return self.has_module_permission(request)
+
+    @admin.display(description="active", boolean=True)
+    def user_is_active(self, membership):
+        return membership.user.is_active
+
+    @admin.display(description="last login")
+    def last_login(self, membership):
+        return membership.user.last_login
+
+    def save_through_service(self, request, obj, form, change):
+        if change:
+            obj.save()
+            return
+        user = services.create_staff_user(
+            username=form.cleaned_data["username"],
+            organization=form.cleaned_data["organization"],
+            password=form.cleaned_data["password1"],
+        )
+        adopt(obj, user.membership)

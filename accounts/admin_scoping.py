@@ -1,0 +1,289 @@
+"""Tenancy for the Django admin, in one place.
+
+Every ModelAdmin of an organization's records inherits OrganizationScopedAdmin. For a
+staff member (not a superuser) it narrows every queryset the admin builds to the
+member's organization: lists, search, filters, change and delete pages, history,
+bulk actions, autocomplete and raw-id pop-ups (which are changelists), and the
+choices of related fields. A record of another organization is a 404, exactly like
+a missing one. New records get the member's organization; the field is not shown.
+
+Superusers are not scoped: they see every organization's records, with an
+organization column and filter. A staff user without a membership sees nothing.
+
+Soft-deleted records (those with `deleted_at` set) are left out for everyone, and
+deleting from the admin is the service's soft delete (subclasses say how).
+"""
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.http import Http404
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+
+from accounts.models import Membership, Organization
+
+_UNSET = object()
+
+
+def staff_organization(request) -> Organization | None:
+    """The organization of the staff member making the request, read once per request.
+
+    None for superusers (they are not scoped) and for staff without a membership.
+    """
+    cached = getattr(request, "_staff_organization", _UNSET)
+    if cached is not _UNSET:
+        return cached
+    organization = None
+    user = request.user
+    if user.is_active and user.is_staff and not user.is_superuser:
+        membership = (
+            Membership.objects.select_related("organization").filter(user_id=user.pk).first()
+        )
+        organization = membership.organization if membership else None
+    request._staff_organization = organization
+    return organization
+
+
+def is_scoped(request) -> bool:
+    return not request.user.is_superuser
+
+
+def has_organization(model) -> bool:
+    return any(field.name == "organization" for field in model._meta.get_fields())
+
+
+def has_soft_delete(model) -> bool:
+    return any(field.name == "deleted_at" for field in model._meta.get_fields())
+
+
+def scoped_queryset(queryset: models.QuerySet, request) -> models.QuerySet:
+    """Live records, and for staff only their organization's (nothing without one)."""
+    if has_soft_delete(queryset.model):
+        queryset = queryset.filter(deleted_at__isnull=True)
+    if not is_scoped(request):
+        return queryset
+    organization = staff_organization(request)
+    if organization is None:
+        return queryset.none()
+    if queryset.model is Organization:
+        return queryset.filter(pk=organization.pk)
+    return queryset.filter(organization=organization)
+
+
+class OrganizationRelatedFilter(admin.RelatedFieldListFilter):
+    """A list filter on a related record (a contact's group) offering only the
+    records the user may see, instead of every organization's."""
+
+    def field_choices(self, field, request, model_admin):
+        related = scoped_queryset(field.related_model._default_manager.all(), request)
+        return [(record.pk, str(record)) for record in related]
+
+
+def adopt(obj: models.Model, saved: models.Model) -> None:
+    """Make the admin's unsaved instance the record a service created, so that the
+    admin's log entry, message and redirect point at it."""
+    for field in saved._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
+class ServiceErrorsForm:
+    """Mixed into admin forms: errors a service raised on save, shown on the form.
+
+    The admin validates the form before it saves, but uniqueness is the service's
+    rule. When the service refuses, OrganizationScopedAdmin renders the form again
+    with the service's errors set here.
+    """
+
+    service_error: ValidationError | None = None
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.service_error is None:
+            return
+        if hasattr(self.service_error, "error_dict"):
+            for field, errors in self.service_error.error_dict.items():
+                self.add_error(field if field in self.fields else None, errors)
+        else:
+            self.add_error(None, self.service_error)
+
+
+class ServiceRefused(Exception):
+    def __init__(self, error: ValidationError):
+        super().__init__(error)
+        self.error = error
+
+
+class ServiceAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose saves go through the app's services, as the API's do."""
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        error = getattr(request, "_service_error", None)
+        if error is not None:
+            form = type(form)(form.__name__, (ServiceErrorsForm, form), {"service_error": error})
+        return form
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ServiceRefused as refused:
+            # The save was rolled back with the view's transaction; show the form again,
+            # this time carrying the service's errors.
+            request._service_error = refused.error
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            self.save_through_service(request, obj, form, change)
+        except ValidationError as error:
+            raise ServiceRefused(error) from None
+
+    def save_through_service(self, request, obj, form, change):
+        """Create or update the record with the app's service. Subclasses implement it,
+        and must leave `obj` as the saved record (the admin links to it afterwards)."""
+        raise NotImplementedError
+
+
+class OrganizationScopedAdmin(ServiceAdmin):
+    """The base of every ModelAdmin whose model has an `organization`."""
+
+    # One count query per list page instead of two.
+    show_full_result_count = False
+
+    # Scoping
+
+    def get_queryset(self, request):
+        return scoped_queryset(super().get_queryset(request), request)
+
+    def get_object(self, request, object_id, from_field=None):
+        # The admin would redirect to its index with "doesn't exist"; a 404 is what the
+        # API answers too, for a missing record and another organization's alike.
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None:
+            raise Http404("No such record.")
+        return obj
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        related = db_field.related_model
+        if related is Organization:
+            kwargs["queryset"] = scoped_queryset(related._default_manager.all(), request)
+        elif has_organization(related):
+            queryset = scoped_queryset(related._default_manager.all(), request)
+            if not is_scoped(request):
+                queryset = queryset.select_related("organization")
+            kwargs["queryset"] = queryset
+        formfield = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if formfield is not None and has_organization(related) and not is_scoped(request):
+            # Superusers choose among every organization's records: say whose each is.
+            formfield.label_from_instance = lambda record: f"{record} ({record.organization})"
+        return formfield
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        related = db_field.related_model
+        if has_organization(related) or related is Organization:
+            kwargs["queryset"] = scoped_queryset(related._default_manager.all(), request)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    # Staff without an organization may do nothing at all.
+
+    def _member_or_superuser(self, request) -> bool:
+        return not is_scoped(request) or staff_organization(request) is not None
+
+    def has_module_permission(self, request):
+        return self._member_or_superuser(request) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._member_or_superuser(request) and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request):
+        return self._member_or_superuser(request) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._member_or_superuser(request) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._member_or_superuser(request) and super().has_delete_permission(request, obj)
+
+    # The organization: hidden from staff, a filter and a column for superusers.
+
+    def get_exclude(self, request, obj=None):
+        exclude = list(super().get_exclude(request, obj) or [])
+        if is_scoped(request):
+            exclude.append("organization")
+        return exclude
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not is_scoped(request):
+            return fieldsets
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f != "organization"]})
+            for name, options in fieldsets
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None and not is_scoped(request):
+            readonly.append("organization")
+        return readonly
+
+    def get_list_display(self, request):
+        columns = list(super().get_list_display(request))
+        if not is_scoped(request):
+            columns.append("organization")
+        return columns
+
+    def get_list_filter(self, request):
+        filters = list(super().get_list_filter(request))
+        if not is_scoped(request):
+            filters.insert(0, "organization")
+        return filters
+
+    def get_list_select_related(self, request):
+        related = super().get_list_select_related(request)
+        related = list(related) if isinstance(related, list | tuple) else []
+        if not is_scoped(request):
+            related.append("organization")
+        return related or False
+
+    def organization_for_new_record(self, request, form) -> Organization:
+        """A staff member's own organization; a superuser's choice in the form."""
+        if is_scoped(request):
+            return staff_organization(request)
+        return form.cleaned_data["organization"]
+
+    # Deleting is the service's soft delete, one record at a time.
+
+    def delete_model(self, request, obj):
+        self.soft_delete(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():
+            for obj in queryset:
+                self.soft_delete(request, obj)
+
+    def soft_delete(self, request, obj):
+        raise NotImplementedError
+
+    def get_deleted_objects(self, objs, request):
+        """Only the records themselves: a soft delete takes nothing else with it,
+        so the confirmation page lists no related records (nor anyone else's)."""
+        objs = list(objs)
+        opts = self.model._meta
+        listed = []
+        for obj in objs:
+            try:
+                url = reverse(
+                    f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_change",
+                    args=[obj.pk],
+                )
+                listed.append(format_html('{}: <a href="{}">{}</a>', opts.verbose_name, url, obj))
+            except NoReverseMatch:
+                listed.append(format_html("{}: {}", opts.verbose_name, obj))
+        perms_needed = set()
+        if not all(self.has_delete_permission(request, obj) for obj in objs):
+            perms_needed.add(opts.verbose_name)
+        return listed, {opts.verbose_name_plural: len(objs)}, perms_needed, []

@@ -1,0 +1,193 @@
+"""Contacts and contact groups in the staff admin, saved through contacts.services."""
+
+import re
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count, Q
+
+from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin, adopt
+from contacts import services
+from contacts.models import Contact, ContactGroup
+from contacts.phones import InvalidPhoneNumber, normalize_phone
+
+# A search term made only of what a phone number is written with, e.g. "+49 151 123".
+PHONE_LIKE = re.compile(r"^\+?[0-9 ()./-]+$")
+
+
+class ContactForm(forms.ModelForm):
+    """The API's rules: phone normalised with libphonenumber, first name required on
+    create, blank text stored as null, the address as its five parts."""
+
+    phone = forms.CharField(
+        max_length=32, help_text="With its country code, for example +49 151 23456789."
+    )
+    street = forms.CharField(max_length=255, required=False)
+    city = forms.CharField(max_length=255, required=False)
+    state = forms.CharField(max_length=255, required=False)
+    zip = forms.CharField(max_length=255, required=False, label="ZIP")
+    country = forms.CharField(max_length=255, required=False)
+
+    class Meta:
+        model = Contact
+        fields = [
+            "organization",
+            "first_name",
+            "last_name",
+            "phone",
+            "email",
+            "contact_group",
+            "is_favorite",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        contact = self.instance
+        if contact.pk:
+            self.initial["phone"] = f"+{contact.phone}"
+            for key, value in (contact.address or {}).items():
+                if key in services.ADDRESS_KEYS:
+                    self.initial[key] = value
+        elif "first_name" in self.fields:
+            self.fields["first_name"].required = True
+
+    def clean_phone(self):
+        try:
+            return normalize_phone(self.cleaned_data["phone"])
+        except InvalidPhoneNumber as error:
+            raise forms.ValidationError(str(error)) from None
+
+    def clean(self):
+        data = super().clean()
+        for field in ("first_name", "last_name", "email"):
+            if data.get(field) == "":
+                data[field] = None
+        # A superuser adding a contact picks the organization; its group must match.
+        organization = data.get("organization") or getattr(self.instance, "organization", None)
+        group = data.get("contact_group")
+        if group and organization and group.organization_id != organization.pk:
+            self.add_error("contact_group", "This group belongs to another organization.")
+        return data
+
+    def address(self) -> dict | None:
+        parts = {key: self.cleaned_data.get(key) or None for key in services.ADDRESS_KEYS}
+        return parts if any(parts.values()) else None
+
+
+@admin.register(Contact)
+class ContactAdmin(OrganizationScopedAdmin):
+    form = ContactForm
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "organization",
+                    "first_name",
+                    "last_name",
+                    "phone",
+                    "email",
+                    "contact_group",
+                    "is_favorite",
+                ]
+            },
+        ),
+        ("Address", {"fields": list(services.ADDRESS_KEYS), "classes": ["collapse"]}),
+    ]
+    list_display = ["name", "phone_number", "email", "contact_group", "favourite", "updated"]
+    list_display_links = ["name", "phone_number"]
+    list_filter = [
+        ("contact_group", OrganizationRelatedFilter),
+        ("is_favorite", admin.BooleanFieldListFilter),
+    ]
+    list_select_related = ["contact_group"]
+    search_fields = ["first_name", "last_name", "phone", "email"]
+    ordering = ["-id"]
+    list_per_page = 50
+
+    @admin.display(description="name", ordering="first_name")
+    def name(self, contact):
+        return contact.full_name.strip() or "-"
+
+    @admin.display(description="phone", ordering="phone")
+    def phone_number(self, contact):
+        return f"+{contact.phone}"
+
+    @admin.display(description="favourite", boolean=True, ordering="is_favorite")
+    def favourite(self, contact):
+        return contact.is_favorite
+
+    @admin.display(description="updated", ordering="updated_at")
+    def updated(self, contact):
+        return contact.updated_at.date()
+
+    def get_search_results(self, request, queryset, search_term):
+        # Phones are stored as digits: "+49 151 234" finds 49151234...
+        if PHONE_LIKE.match(search_term.strip()):
+            search_term = re.sub(r"\D", "", search_term)
+        return super().get_search_results(request, queryset, search_term)
+
+    def save_through_service(self, request, obj, form, change):
+        data = form.cleaned_data
+        values = {
+            name: data[name]
+            for name in ("first_name", "last_name", "phone", "email", "contact_group")
+            if name in data
+        }
+        values["is_favorite"] = data.get("is_favorite", False)
+        values["address"] = form.address()
+        if not change:
+            contact = services.create_contact(
+                organization=self.organization_for_new_record(request, form),
+                created_by=request.user.pk,
+                **values,
+            )
+            adopt(obj, contact)
+            return
+        changed = set(form.changed_data)
+        if changed & set(services.ADDRESS_KEYS):
+            changed.add("address")
+        services.update_contact(
+            contact=obj, changes={name: value for name, value in values.items() if name in changed}
+        )
+
+    def soft_delete(self, request, obj):
+        services.delete_contact(contact=obj)
+
+
+class ContactGroupForm(forms.ModelForm):
+    class Meta:
+        model = ContactGroup
+        fields = ["organization", "name"]
+
+
+@admin.register(ContactGroup)
+class ContactGroupAdmin(OrganizationScopedAdmin):
+    form = ContactGroupForm
+    list_display = ["name", "contact_count", "created_at"]
+    search_fields = ["name"]
+    ordering = ["name"]
+
+    def get_queryset(self, request):
+        # One query for the counts of the whole page; deleted contacts do not count.
+        live_contacts = Count("contacts", filter=Q(contacts__deleted_at__isnull=True))
+        return super().get_queryset(request).annotate(contact_count=live_contacts)
+
+    @admin.display(description="contacts", ordering="contact_count")
+    def contact_count(self, group):
+        return group.contact_count
+
+    def save_through_service(self, request, obj, form, change):
+        if change:
+            services.update_contact_group(group=obj, changes={"name": form.cleaned_data["name"]})
+            return
+        group = services.create_contact_group(
+            organization=self.organization_for_new_record(request, form),
+            name=form.cleaned_data["name"],
+            created_by=request.user.pk,
+        )
+        adopt(obj, group)
+
+    def soft_delete(self, request, obj):
+        # Its contacts stay, without a group.
+        services.delete_contact_group(group=obj)

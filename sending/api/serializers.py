@@ -1,0 +1,232 @@
+"""Sending on the wire: WhatsApp's limits checked before anything leaves, and the
+api.md shapes of chat records and templates."""
+
+import re
+from typing import Any
+
+from rest_framework import serializers
+
+from contacts.api.serializers import contact_data
+from messaging_project.api.fields import PhoneNumberField, StrictCharField
+from messaging_project.api.formats import json_text, laravel_datetime
+from sending.models import Chat, ChatStatus, MessageTemplate
+
+# WhatsApp Cloud API limits.
+TEXT_BODY_MAX = 4096
+INTERACTIVE_BODY_MAX = 1024
+HEADER_MAX = FOOTER_MAX = 60
+BUTTONS_MAX = 3
+BUTTON_TITLE_MAX = 20
+BUTTON_ID_MAX = 256
+LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
+
+
+class ButtonSerializer(serializers.Serializer):
+    id = StrictCharField(max_length=BUTTON_ID_MAX)
+    title = StrictCharField(max_length=BUTTON_TITLE_MAX)
+
+
+def optional_text(max_length: int) -> StrictCharField:
+    return StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=max_length)
+
+
+class SendMessageInputSerializer(serializers.Serializer):
+    phone = PhoneNumberField()
+    # Sent as written: leading spaces or blank lines may be deliberate.
+    message = StrictCharField(max_length=TEXT_BODY_MAX, trim_whitespace=False)
+    header = optional_text(HEADER_MAX)
+    footer = optional_text(FOOTER_MAX)
+    buttons = serializers.ListField(
+        child=ButtonSerializer(),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        max_length=BUTTONS_MAX,
+        error_messages={
+            "min_length": "Send 1 to 3 buttons, or leave buttons out.",
+            "max_length": "A message has at most 3 buttons.",
+        },
+    )
+
+    def validate_message(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("The message may not be blank.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        buttons = attrs.get("buttons")
+        errors: dict[str, Any] = {}
+        if not buttons:
+            for field in ("header", "footer"):
+                if attrs.get(field):
+                    errors[field] = [f"A {field} can only be sent with buttons."]
+        else:
+            if len(attrs["message"]) > INTERACTIVE_BODY_MAX:
+                errors["message"] = [
+                    f"A message with buttons has at most {INTERACTIVE_BODY_MAX} characters."
+                ]
+            duplicates = duplicate_buttons(buttons)
+            if any(duplicates):
+                errors["buttons"] = duplicates
+        if errors:
+            raise serializers.ValidationError(errors)
+        for field in ("header", "footer"):
+            attrs[field] = attrs.get(field) or None
+        return attrs
+
+
+def duplicate_buttons(buttons: list[dict[str, str]]) -> list[dict[str, list[str]]]:
+    """Per button, its errors for a title or id an earlier button already has."""
+    seen: dict[str, set[str]] = {"id": set(), "title": set()}
+    errors = []
+    for button in buttons:
+        found = {}
+        for field in ("id", "title"):
+            if button[field] in seen[field]:
+                found[field] = [f"Each button needs its own {field}; this one is repeated."]
+            seen[field].add(button[field])
+        errors.append(found)
+    return errors
+
+
+class TemplateComponentField(serializers.Field):
+    """A component checked for shape (`type`, `parameters[{type, ...}]`) and passed on as given."""
+
+    default_error_messages = {"invalid": "Must be an object."}
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            self.fail("invalid")
+        errors: dict[str, Any] = {}
+        if not isinstance(data.get("type"), str) or not data["type"].strip():
+            errors["type"] = ["A component needs a type, such as body."]
+        parameters = data.get("parameters")
+        if parameters is not None:
+            if not isinstance(parameters, list):
+                errors["parameters"] = ["Must be a list."]
+            else:
+                problems = [parameter_errors(parameter) for parameter in parameters]
+                if any(problems):
+                    errors["parameters"] = problems
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def parameter_errors(parameter: Any) -> dict[str, list[str]]:
+    if not isinstance(parameter, dict):
+        return {"type": ["A parameter must be an object with a type."]}
+    if not isinstance(parameter.get("type"), str) or not parameter["type"]:
+        return {"type": ["A parameter needs a type, such as text."]}
+    if parameter["type"] == "text" and not isinstance(parameter.get("text"), str):
+        return {"text": ["A text parameter needs its text."]}
+    return {}
+
+
+class LanguageSerializer(serializers.Serializer):
+    code = StrictCharField(max_length=16)
+
+    def validate_code(self, value: str) -> str:
+        if not LANGUAGE_CODE.match(value):
+            raise serializers.ValidationError("The language code must look like en or en_US.")
+        return value
+
+
+class TemplateSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=512)
+    language = LanguageSerializer()
+    components = serializers.ListField(
+        child=TemplateComponentField(), required=False, allow_null=True
+    )
+
+
+class SendTemplateInputSerializer(serializers.Serializer):
+    phone = PhoneNumberField()
+    template = TemplateSerializer()
+
+
+# PostgreSQL's jsonb does not keep key order, so the metadata string is written in one
+# fixed order: these keys first, as api.md shows them, then any others alphabetically.
+KEY_ORDER = [
+    "type",
+    "sub_type",
+    "index",
+    "name",
+    "language",
+    "code",
+    "template",
+    "text",
+    "header",
+    "body",
+    "footer",
+    "components",
+    "parameters",
+    "buttons",
+    "value",
+]
+KEY_RANK = {key: rank for rank, key in enumerate(KEY_ORDER)}
+
+
+def canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
+        return {key: canonical(value[key]) for key in keys}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
+
+
+def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
+    """The chat record of api.md. The template send response leaves out the contact
+    and the deletion fields, as the reference example does."""
+    data: dict[str, Any] = {
+        "id": chat.id,
+        "uuid": str(chat.uuid),
+        "organization_id": chat.organization_id,
+        "wam_id": chat.wam_id,
+        "contact_id": chat.contact_id,
+        "type": chat.type,
+        "metadata": json_text(canonical(chat.metadata)),
+        "media_id": chat.media_id,
+        "status": chat.status,
+    }
+    if with_contact:
+        data["deleted_by"] = chat.deleted_by
+        data["deleted_at"] = laravel_datetime(chat.deleted_at)
+    data["created_at"] = laravel_datetime(chat.created_at)
+    if with_contact:
+        data["contact"] = contact_data(chat.contact)
+    data["media"] = None
+    return data
+
+
+def chat_record(chat: Chat) -> dict[str, Any]:
+    """A chat in /api/chats: the api.md record, and why it failed when it did."""
+    data = chat_data(chat)
+    data["error"] = None
+    if chat.status == ChatStatus.FAILED:
+        data["error"] = {
+            "code": chat.error_code,
+            "message": chat.error_title,
+            "details": chat.error_details,
+        }
+    return data
+
+
+def template_data(template: MessageTemplate) -> dict[str, Any]:
+    return {
+        "id": template.id,
+        "uuid": str(template.uuid),
+        "organization_id": template.organization_id,
+        "name": template.name,
+        "language": template.language,
+        "category": template.category,
+        "status": template.status,
+        "components": template.components,
+        "external_id": template.external_id,
+        "created_at": laravel_datetime(template.created_at),
+        "updated_at": laravel_datetime(template.updated_at),
+    }

@@ -1,0 +1,19 @@
+from django.urls import re_path
+
+from messaging_project.api.routers import ApiRouter
+from sending.api.views import (
+    ChatViewSet,
+    MessageTemplateViewSet,
+    SendMessageView,
+    SendTemplateView,
+)
+
+router = ApiRouter()
+router.register("chats", ChatViewSet, basename="chat")
+router.register("templates", MessageTemplateViewSet, basename="template")
+
+urlpatterns = [
+    re_path(r"^send/?$", SendMessageView.as_view(), name="send"),
+    re_path(r"^send/template/?$", SendTemplateView.as_view(), name="send-template"),
+    *router.urls,
+]

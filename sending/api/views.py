@@ -1,0 +1,100 @@
+"""Sending, chats and templates over the API. Thin: validate, call the service, shape."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from messaging_project.api.exceptions import ApiError
+from messaging_project.api.viewsets import OrganizationScopedMixin, OrganizationViewSet
+from sending import services
+from sending.api.filters import ChatFilter, MessageTemplateFilter
+from sending.api.serializers import (
+    SendMessageInputSerializer,
+    SendTemplateInputSerializer,
+    chat_data,
+    chat_record,
+    template_data,
+)
+from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.gateway.base import NOT_CONFIGURED
+from sending.models import Chat, MessageTemplate
+
+
+@contextmanager
+def channel_errors() -> Iterator[None]:
+    """The contract's answers for a channel that cannot send or did not accept."""
+    try:
+        yield
+    except ChannelNotConfigured:
+        raise ApiError(403, NOT_CONFIGURED) from None
+    except GatewayError as error:
+        raise ApiError(
+            error.api_status, error.api_message, channel_error=error.channel_error()
+        ) from None
+
+
+def send_response(result: services.SendResult, *, chat: dict[str, Any], template: bool) -> Response:
+    message: dict[str, Any] = {"id": result.chat.wam_id}
+    if template:
+        message["message_status"] = result.chat.status
+    return Response(
+        {
+            "statusCode": 200,
+            "data": {
+                "success": True,
+                "data": {
+                    "messaging_product": result.answer.get("messaging_product", "whatsapp"),
+                    "contacts": [{"input": result.phone_input, "wa_id": result.wa_id}],
+                    "messages": [message],
+                    "chat": chat,
+                },
+            },
+        }
+    )
+
+
+class SendMessageView(OrganizationScopedMixin, APIView):
+    """`POST /api/send`: a text, or an interactive message with reply buttons."""
+
+    def post(self, request):
+        serializer = SendMessageInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with channel_errors():
+            result = services.send_message(
+                organization=self.organization,
+                phone_input=request.data["phone"],
+                **serializer.validated_data,
+            )
+        return send_response(result, chat=chat_data(result.chat), template=False)
+
+
+class SendTemplateView(OrganizationScopedMixin, APIView):
+    """`POST /api/send/template`: a template message."""
+
+    def post(self, request):
+        serializer = SendTemplateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        with channel_errors():
+            result = services.send_template(
+                organization=self.organization,
+                phone=data["phone"],
+                phone_input=request.data["phone"],
+                template=data["template"],
+            )
+        return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
+
+
+class ChatViewSet(OrganizationViewSet):
+    queryset = Chat.objects.live().select_related("contact")
+    filterset_class = ChatFilter
+    represent = staticmethod(chat_record)
+
+
+class MessageTemplateViewSet(OrganizationViewSet):
+    queryset = MessageTemplate.objects.live()
+    filterset_class = MessageTemplateFilter
+    represent = staticmethod(template_data)

@@ -1,0 +1,36 @@
+"""The channel gateway: which implementation an organization sends through.
+
+`gateway_for(organization)` is the only way the rest of the service gets one.
+"""
+
+from accounts.models import Channel, Organization
+from sending.gateway.base import ChannelNotConfigured, FailureKind, Gateway, GatewayError
+from sending.gateway.cloud_api import CloudApiGateway
+from sending.gateway.sandbox import SandboxGateway
+
+__all__ = [
+    "ChannelNotConfigured",
+    "CloudApiGateway",
+    "FailureKind",
+    "Gateway",
+    "GatewayError",
+    "SandboxGateway",
+    "gateway_for",
+]
+
+
+def gateway_for(organization: Organization) -> Gateway:
+    """The sandbox, or the Cloud API client once the organization's credentials are set.
+
+    Raises ChannelNotConfigured for an organization switched to the Cloud API whose
+    phone number id or access token is missing: sending elsewhere would surprise it.
+    """
+    if organization.channel != Channel.CLOUD_API:
+        return SandboxGateway(organization_id=organization.pk)
+    if not organization.can_send_through_cloud_api:
+        raise ChannelNotConfigured()
+    return CloudApiGateway(
+        phone_number_id=organization.phone_number_id,
+        access_token=organization.access_token,
+        business_account_id=organization.business_account_id,
+    )

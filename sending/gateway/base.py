@@ -1,0 +1,102 @@
+"""The channel gateway's interface and its one error type.
+
+Everything that talks to WhatsApp (the Cloud API client, the sandbox) looks like
+`Gateway`. Every way a send can fail becomes a `GatewayError` that says what went
+wrong in Graph's own terms and whether trying again could help; the API turns its
+`kind` into the contract's status code.
+"""
+
+from enum import StrEnum
+from typing import Any, Protocol
+
+NOT_CONFIGURED = "Please setup your whatsapp account!"
+
+
+class ChannelNotConfigured(Exception):
+    """The organization cannot send: its Cloud API settings are incomplete."""
+
+    def __init__(self, detail: str = NOT_CONFIGURED) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class FailureKind(StrEnum):
+    REFUSED = "refused"  # Graph answered with an error about the message (4xx)
+    CREDENTIALS = "credentials"  # Graph rejected our access token or its permissions
+    UNAVAILABLE = "unavailable"  # unreachable, reset, 5xx, or an answer we cannot read
+    TIMEOUT = "timeout"  # no answer in time
+
+
+API_STATUS = {
+    FailureKind.REFUSED: 422,
+    FailureKind.CREDENTIALS: 502,
+    FailureKind.UNAVAILABLE: 502,
+    FailureKind.TIMEOUT: 504,
+}
+
+CREDENTIALS_MESSAGE = (
+    "The WhatsApp channel rejected this organization's credentials; "
+    "the channel credentials need attention."
+)
+
+
+class GatewayError(Exception):
+    """A send or look-up the channel did not accept, with Graph's error object if it sent one."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        code: int | None = None,
+        type: str | None = None,
+        details: Any = None,
+        fbtrace_id: str | None = None,
+        http_status: int | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.code = code
+        self.type = type
+        self.details = details
+        self.fbtrace_id = fbtrace_id
+        self.http_status = http_status
+        self.retryable = retryable
+        self.chat: Any = None  # the failed chat, once the send service has recorded it
+
+    @property
+    def api_status(self) -> int:
+        return API_STATUS[self.kind]
+
+    @property
+    def api_message(self) -> str:
+        """The sentence the API answers with: Graph's own text when it refused the message."""
+        if self.kind == FailureKind.CREDENTIALS:
+            return CREDENTIALS_MESSAGE
+        return self.message
+
+    def channel_error(self) -> dict[str, Any]:
+        """The contract's `channel_error` object."""
+        return {
+            "code": self.code,
+            "type": self.type,
+            "message": self.message,
+            "details": self.details,
+            "fbtrace_id": self.fbtrace_id,
+        }
+
+
+class Gateway(Protocol):
+    def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one Cloud API message payload; return the Cloud API's answer.
+
+        The answer always has `messaging_product`, `contacts[{input, wa_id}]` and
+        `messages[{id}]` (plus `message_status` for templates). Raises GatewayError.
+        """
+        ...
+
+    def list_templates(self) -> list[dict[str, Any]]:
+        """Every message template of the business account, as Graph describes them."""
+        ...

@@ -1,0 +1,205 @@
+"""The WhatsApp Cloud API client: the only code in the service that sends to WhatsApp.
+
+One module-level `requests` session keeps connections to Graph alive across
+requests and threads. Every call has explicit connect and read timeouts, and every
+failure (a Graph error object, another HTTP error, an answer that is not JSON, a
+timeout, a refused or reset connection) becomes a GatewayError. The access token
+goes into the Authorization header only: never into a URL, a message or a log line.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+
+from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError
+
+logger = logging.getLogger(__name__)
+
+# Matches gunicorn's threads per worker, so concurrent sends do not queue for a connection.
+session = requests.Session()
+session.mount("https://", HTTPAdapter(pool_maxsize=32))
+session.mount("http://", HTTPAdapter(pool_maxsize=32))
+
+CONNECT_TIMEOUT = 5.0  # seconds; a read may take up to WHATSAPP_TIMEOUT
+TEMPLATE_FIELDS = "id,name,language,status,category,components"
+MAX_TEMPLATE_PAGES = 200
+
+# Graph codes that say the token is wrong, expired or lacks a permission.
+CREDENTIAL_CODES = {0, 10, 190, *range(200, 300)}
+# Graph codes that say "not now": rate limits and temporary outages.
+RETRYABLE_CODES = {1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 131056, 133004}
+
+
+def timeouts() -> tuple[float, float]:
+    read = float(settings.WHATSAPP_TIMEOUT)
+    return min(CONNECT_TIMEOUT, read), read
+
+
+def graph_error(response: requests.Response, body: Any) -> GatewayError:
+    """A GatewayError for an HTTP error answer, from Graph's error object when there is one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    answered = f"The WhatsApp channel answered with HTTP {response.status_code}."
+    if not isinstance(error, dict):
+        return GatewayError(
+            FailureKind.CREDENTIALS if response.status_code == 401 else FailureKind.UNAVAILABLE,
+            answered,
+            type="http_error",
+            http_status=response.status_code,
+            retryable=response.status_code >= 500 or response.status_code == 429,
+        )
+    code = error.get("code") if isinstance(error.get("code"), int) else None
+    message = error.get("message") or answered
+    error_data = error.get("error_data")
+    details = error_data.get("details") if isinstance(error_data, dict) else error_data
+    if response.status_code == 401 or code in CREDENTIAL_CODES:
+        kind = FailureKind.CREDENTIALS
+    elif response.status_code >= 500:
+        kind = FailureKind.UNAVAILABLE
+    else:
+        kind = FailureKind.REFUSED
+    return GatewayError(
+        kind,
+        str(message),
+        code=code,
+        type=error.get("type"),
+        details=details,
+        fbtrace_id=error.get("fbtrace_id"),
+        http_status=response.status_code,
+        retryable=(
+            response.status_code >= 500 or response.status_code == 429 or code in RETRYABLE_CODES
+        ),
+    )
+
+
+def unreadable(response: requests.Response) -> GatewayError:
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel's answer could not be understood.",
+        type="invalid_response",
+        http_status=response.status_code,
+        retryable=True,
+    )
+
+
+@dataclass(frozen=True)
+class CloudApiGateway:
+    phone_number_id: str
+    access_token: str = field(repr=False)
+    business_account_id: str = ""
+
+    def request(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+        """One call to Graph: its JSON object, or a GatewayError."""
+        headers = {"Authorization": f"Bearer {self.access_token}"}
+        try:
+            response = session.request(method, url, headers=headers, timeout=timeouts(), **kwargs)
+        except requests.Timeout:
+            raise GatewayError(
+                FailureKind.TIMEOUT,
+                "The WhatsApp channel did not answer in time.",
+                type="timeout",
+                retryable=True,
+            ) from None
+        except requests.RequestException as error:
+            # Refused or reset connections, TLS failures, broken or undecodable bodies.
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel could not be reached.",
+                type="connection_error",
+                details=root_cause(error),
+                retryable=True,
+            ) from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not response.ok:
+            raise graph_error(response, body)
+        if not isinstance(body, dict):
+            raise unreadable(response)
+        return body
+
+    def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/messages"
+        try:
+            answer = self.request("POST", url, json=payload)
+        except GatewayError as error:
+            logger.warning(
+                "WhatsApp send from phone number id %s failed: %s "
+                "(code %s, HTTP %s, fbtrace_id %s)",
+                self.phone_number_id,
+                error.message,
+                error.code,
+                error.http_status,
+                error.fbtrace_id,
+            )
+            raise
+        messages = answer.get("messages")
+        first = messages[0] if isinstance(messages, list) and messages else None
+        if not (isinstance(first, dict) and isinstance(first.get("id"), str)):
+            logger.warning("WhatsApp answered a send without a message id: %.200r", answer)
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no message id.",
+                type="invalid_response",
+                http_status=200,
+            )
+        return answer
+
+    def list_templates(self) -> list[dict[str, Any]]:
+        if not self.business_account_id:
+            raise ChannelNotConfigured(
+                "The organization has no WhatsApp business account id; "
+                "give it one with configure_channel --business-account-id."
+            )
+        base = settings.WHATSAPP_GRAPH_URL
+        url: str | None = f"{base}/{self.business_account_id}/message_templates"
+        params: dict[str, Any] | None = {"fields": TEMPLATE_FIELDS, "limit": 100}
+        templates: list[dict[str, Any]] = []
+        for _ in range(MAX_TEMPLATE_PAGES):
+            answer = self.request("GET", url, params=params)
+            data = answer.get("data")
+            if not isinstance(data, list):
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    "The WhatsApp channel's template list could not be understood.",
+                    type="invalid_response",
+                )
+            templates.extend(item for item in data if isinstance(item, dict))
+            url = (answer.get("paging") or {}).get("next")
+            if not url:
+                return templates
+            if not same_origin(url, base):
+                # Following it would hand our access token to another host.
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    "The WhatsApp channel's next page points to another host.",
+                    type="invalid_response",
+                )
+            params = None  # the next URL carries every parameter already
+        raise GatewayError(
+            FailureKind.UNAVAILABLE,
+            f"The WhatsApp channel's template list runs past {MAX_TEMPLATE_PAGES} pages.",
+            type="invalid_response",
+        )
+
+
+def root_cause(error: BaseException) -> str:
+    """The innermost error's name (`ConnectionResetError`, ...): what went wrong, without URLs."""
+    for _ in range(10):
+        inner = error.__cause__ or next(
+            (arg for arg in error.args if isinstance(arg, BaseException)), None
+        )
+        if inner is None:
+            break
+        error = inner
+    return type(error).__name__
+
+
+def same_origin(url: str, base: str) -> bool:
+    one, other = urlsplit(url), urlsplit(base)
+    return (one.scheme, one.netloc) == (other.scheme, other.netloc)

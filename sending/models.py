@@ -1,0 +1,90 @@
+"""Chats (every message sent or received, with its channel status) and message templates."""
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import OrganizationRecord
+from contacts.models import Contact
+
+LIVE = Q(deleted_at__isnull=True)
+
+
+class ChatType(models.TextChoices):
+    OUTBOUND = "outbound", "outbound"
+    INBOUND = "inbound", "inbound"
+
+
+class ChatStatus(models.TextChoices):
+    # An outbound message moves forward only: accepted < sent < delivered < read.
+    ACCEPTED = "accepted", "accepted"
+    HELD_FOR_QUALITY_ASSESSMENT = "held_for_quality_assessment", "held for quality assessment"
+    PAUSED = "paused", "paused"
+    SENT = "sent", "sent"
+    DELIVERED = "delivered", "delivered"
+    READ = "read", "read"
+    FAILED = "failed", "failed"
+    RECEIVED = "received", "received"  # an inbound message
+
+
+class Chat(OrganizationRecord):
+    """One message on the channel. `wam_id` is WhatsApp's id for it (none when a send failed)."""
+
+    wam_id = models.CharField(max_length=255, null=True, blank=True)
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="chats")
+    type = models.CharField(max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND)
+    # What the message says, as api.md describes it; returned JSON-encoded.
+    metadata = models.JSONField(default=dict)
+    media_id = models.PositiveBigIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=32, choices=ChatStatus.choices)
+    # Why a message failed: Graph's error code, its text, and the whole channel_error object.
+    error_code = models.IntegerField(null=True, blank=True)
+    error_title = models.TextField(blank=True, default="")
+    error_details = models.JSONField(null=True, blank=True)
+    deleted_by = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta(OrganizationRecord.Meta):
+        constraints = [
+            # Status webhooks find a chat by its organization and WhatsApp id.
+            models.UniqueConstraint(
+                fields=["organization", "wam_id"],
+                condition=Q(wam_id__isnull=False),
+                name="unique_chat_wam_id",
+            )
+        ]
+        indexes = [models.Index(fields=["organization", "id"], condition=LIVE, name="live_chats")]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.wam_id or self.uuid} ({self.status})"
+
+
+class MessageTemplate(OrganizationRecord):
+    """A WhatsApp message template, as `sync_templates` last saw it on the business account.
+
+    `components` is Graph's list (HEADER, BODY, FOOTER, BUTTONS). A template that
+    disappeared from the channel is soft-deleted; it comes back if it reappears.
+    """
+
+    name = models.CharField(max_length=512)
+    language = models.CharField(max_length=16)
+    category = models.CharField(max_length=32, blank=True, default="")
+    status = models.CharField(max_length=32, blank=True, default="")
+    components = models.JSONField(default=list, blank=True)
+    external_id = models.CharField(max_length=64, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta(OrganizationRecord.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name", "language"], name="unique_template_language"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.language})"
+
+    def component(self, kind: str) -> dict | None:
+        """The first component of a kind (`BODY`, `HEADER`, ...), or None."""
+        for component in self.components or []:
+            if isinstance(component, dict) and str(component.get("type", "")).upper() == kind:
+                return component
+        return None

@@ -1,0 +1,175 @@
+"""A stand-in for the WhatsApp Cloud API: a real HTTP server on loopback, scripted per test.
+
+    with FakeCloudApi() as graph:
+        settings.WHATSAPP_GRAPH_URL = graph.url
+        graph.reply(400, graph_error(131047, "Re-engagement message"))
+        ...
+        graph.requests[0].json
+
+Unscripted requests get the Cloud API's success answers: a message id for
+`POST /{phone_number_id}/messages` and an empty list for a GET. Each scripted
+reply can be delayed, be an arbitrary body (an HTML 500 page) or reset the connection.
+"""
+
+import itertools
+import json
+import socket
+import struct
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+API_VERSION = "v21.0"
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    json: Any = None
+    body: bytes | None = None  # sent as is, instead of json
+    content_type: str = "application/json"
+    delay: float = 0.0  # seconds before answering
+    reset: bool = False  # close the connection with a TCP reset instead of answering
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str  # with the query string
+    headers: dict[str, str]
+    body: bytes
+    json: Any = field(default=None)
+
+
+def graph_error(
+    code: int,
+    message: str,
+    *,
+    type: str = "OAuthException",
+    details: str | None = None,
+    fbtrace_id: str = "AbCdEfGhIjKlMnOpQrStUv",
+) -> dict[str, Any]:
+    """Graph's error object, as the Cloud API sends it."""
+    error: dict[str, Any] = {"message": message, "type": type, "code": code}
+    if details is not None:
+        error["error_data"] = {"messaging_product": "whatsapp", "details": details}
+    error["fbtrace_id"] = fbtrace_id
+    return {"error": error}
+
+
+class FakeCloudApi:
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.replies: deque[Reply] = deque()
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler_class())
+        self.server.daemon_threads = True  # a delayed answer never holds up the test run
+        self.server.handle_error = lambda request, address: None  # clients that hang up
+        # A short poll interval: stop() waits for it, once per test.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self.stopped = False
+        self.on_request = None  # called with each RecordedRequest, in the server's thread
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/{API_VERSION}"
+
+    def start(self) -> "FakeCloudApi":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop answering; afterwards nothing listens on the port (an unreachable channel)."""
+        if not self.stopped:
+            self.stopped = True
+            self.server.shutdown()
+            self.server.server_close()
+
+    def __enter__(self) -> "FakeCloudApi":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def reply(self, status: int = 200, json: Any = None, **kwargs: Any) -> None:
+        """Script the next answer; several calls queue several answers."""
+        with self.lock:
+            self.replies.append(Reply(status=status, json=json, **kwargs))
+
+    def next_reply(self, request: RecordedRequest) -> Reply:
+        if self.on_request is not None:
+            self.on_request(request)
+        with self.lock:
+            self.requests.append(request)
+            if self.replies:
+                return self.replies.popleft()
+        return self.default_reply(request)
+
+    def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.method != "POST":
+            return Reply(json={"data": []})
+        payload = request.json if isinstance(request.json, dict) else {}
+        to = str(payload.get("to", ""))
+        message: dict[str, Any] = {"id": f"wamid.FAKE{next(self.ids):06d}"}
+        if payload.get("type") == "template":
+            message["message_status"] = "accepted"
+        return Reply(
+            json={
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": to, "wa_id": to}],
+                "messages": [message],
+            }
+        )
+
+    def handler_class(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # quiet test output
+                pass
+
+            def do_GET(self):
+                self.answer()
+
+            def do_POST(self):
+                self.answer()
+
+            def answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                try:
+                    data = json.loads(body) if body else None
+                except ValueError:
+                    data = None
+                recorded = RecordedRequest(
+                    method=self.command,
+                    path=self.path,
+                    headers=dict(self.headers.items()),
+                    body=body,
+                    json=data,
+                )
+                reply = fake.next_reply(recorded)
+                if reply.delay:
+                    threading.Event().wait(reply.delay)
+                if reply.reset:
+                    # SO_LINGER with a zero timeout makes close() send a TCP RST.
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                content = reply.body if reply.body is not None else json.dumps(reply.json).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+        return Handler

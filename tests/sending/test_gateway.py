@@ -1,0 +1,130 @@
+"""The gateway on its own: the Cloud API client's error mapping and the sandbox's answers."""
+
+import re
+
+import pytest
+from django.db import connections
+
+from sending.gateway import CloudApiGateway, FailureKind, GatewayError, SandboxGateway
+from tests.cloud_api_server import graph_error
+from tests.sending.conftest import ACCESS_TOKEN, PHONE_NUMBER_ID
+
+PAYLOAD = {"messaging_product": "whatsapp", "to": "4915123456789", "type": "text"}
+
+
+@pytest.fixture
+def client(graph):
+    return CloudApiGateway(phone_number_id=PHONE_NUMBER_ID, access_token=ACCESS_TOKEN)
+
+
+def failure(client) -> GatewayError:
+    with pytest.raises(GatewayError) as info:
+        client.send_message(PAYLOAD)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "kind", "retryable"),
+    [
+        (400, graph_error(131047, "Re-engagement message"), FailureKind.REFUSED, False),
+        (
+            400,
+            graph_error(100, "Invalid parameter", type="OAuthException"),
+            FailureKind.REFUSED,
+            False,
+        ),
+        (429, graph_error(130429, "Rate limit hit"), FailureKind.REFUSED, True),
+        (400, graph_error(131056, "Pair rate limit hit"), FailureKind.REFUSED, True),
+        (401, graph_error(190, "Invalid OAuth access token."), FailureKind.CREDENTIALS, False),
+        (403, graph_error(200, "Permissions error"), FailureKind.CREDENTIALS, False),
+        (400, graph_error(190, "Session has expired"), FailureKind.CREDENTIALS, False),
+        (503, graph_error(131016, "Service unavailable"), FailureKind.UNAVAILABLE, True),
+        (502, None, FailureKind.UNAVAILABLE, True),
+        (404, None, FailureKind.UNAVAILABLE, False),
+        (401, None, FailureKind.CREDENTIALS, False),
+    ],
+)
+def test_http_errors_map_to_a_kind_and_say_whether_to_retry(
+    client, graph, status, body, kind, retryable
+):
+    if body is None:
+        graph.reply(status, body=b"<html>Error</html>", content_type="text/html")
+    else:
+        graph.reply(status, body)
+
+    error = failure(client)
+
+    assert (error.kind, error.retryable, error.http_status) == (kind, retryable, status)
+    if body is not None:
+        assert error.code == body["error"]["code"]
+        assert error.fbtrace_id == body["error"]["fbtrace_id"]
+
+
+def test_statuses_the_api_answers_with(client, graph, settings):
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+    graph.reply(401, graph_error(190, "Invalid OAuth access token."))
+    graph.reply(500, body=b"oops", content_type="text/plain")
+    graph.reply(delay=1)
+    settings.WHATSAPP_TIMEOUT = 0.2
+
+    assert [failure(client).api_status for _ in range(4)] == [422, 502, 502, 504]
+
+
+def test_a_slow_answer_is_a_retryable_timeout(client, graph, settings):
+    settings.WHATSAPP_TIMEOUT = 0.2
+    graph.reply(delay=1)
+
+    error = failure(client)
+
+    assert (error.kind, error.retryable) == (FailureKind.TIMEOUT, True)
+
+
+def test_the_token_is_in_the_header_only(client, graph, caplog):
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+
+    error = failure(client)
+
+    [request] = graph.requests
+    assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+    assert ACCESS_TOKEN not in request.path
+    assert ACCESS_TOKEN not in str(error.channel_error()) + error.api_message
+    assert ACCESS_TOKEN not in repr(client)
+    assert "Re-engagement message" in caplog.text
+    assert ACCESS_TOKEN not in caplog.text
+
+
+def test_sandbox_answers_like_the_cloud_api():
+    gateway = SandboxGateway(organization_id=1)
+
+    text = gateway.send_message({**PAYLOAD, "type": "text"})
+    template = gateway.send_message({**PAYLOAD, "type": "template"})
+
+    assert text["messaging_product"] == "whatsapp"
+    assert text["contacts"] == [{"input": "4915123456789", "wa_id": "4915123456789"}]
+    [message] = text["messages"]
+    assert re.fullmatch(r"wamid\.[A-Za-z0-9+/]{40,}", message["id"])
+    assert "message_status" not in message
+    assert template["messages"][0]["message_status"] == "accepted"
+    assert template["messages"][0]["id"] != message["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_transaction_is_open_while_the_channel_is_called(org_a, graph, settings):
+    from sending import services
+    from tests.factories import issue_token
+
+    services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
+    # This thread's connection object itself (`connection` is a per-thread proxy),
+    # read from the server's thread while the request is in flight.
+    django_connection = connections["default"]
+    seen = []
+    graph.on_request = lambda request: seen.append(django_connection.in_atomic_block)
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_token(org_a)}")
+
+    response = api.post("/api/send", {"phone": "+4915123456789", "message": "Hi"}, format="json")
+
+    assert response.status_code == 200
+    assert seen == [False]
