@@ -1,0 +1,60 @@
+"""A stand-in for the WhatsApp Cloud API that answers every send after a fixed delay.
+
+`python -m bench.cloud_stub PORT [DELAY_SECONDS]`. asyncio, so hundreds of sends can
+wait at once without a thread each; keep-alive like Graph. It answers
+`POST /<version>/<phone_number_id>/messages` with the Cloud API's success body.
+"""
+
+import asyncio
+import itertools
+import json
+import sys
+
+ids = itertools.count(1)
+
+
+async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float):
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            body = await reader.readexactly(length) if length else b""
+            try:
+                to = json.loads(body).get("to", "")
+            except ValueError:
+                to = ""
+            await asyncio.sleep(delay)
+            answer = json.dumps(
+                {
+                    "messaging_product": "whatsapp",
+                    "contacts": [{"input": to, "wa_id": to}],
+                    "messages": [{"id": f"wamid.stub.{next(ids)}"}],
+                }
+            ).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(answer)}\r\n\r\n".encode()
+                + answer
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(port: int, delay: float) -> None:
+    server = await asyncio.start_server(
+        lambda r, w: handle(r, w, delay), "127.0.0.1", port, backlog=1024
+    )
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 0.2))
