@@ -88,3 +88,36 @@ class MessageTemplate(OrganizationRecord):
             if isinstance(component, dict) and str(component.get("type", "")).upper() == kind:
                 return component
         return None
+
+
+class ChatStatusEvent(models.Model):
+    """One status update from the channel's webhook, kept as it came.
+
+    `chat` is empty for a message id we do not know (kept aside, not an error). The
+    unique constraint makes a redelivered webhook store nothing twice.
+    """
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE)
+    chat = models.ForeignKey(
+        Chat, null=True, blank=True, on_delete=models.CASCADE, related_name="status_events"
+    )
+    wam_id = models.CharField(max_length=255)
+    status = models.CharField(max_length=32, choices=ChatStatus.choices)
+    timestamp = models.DateTimeField(help_text="When the channel says it happened.")
+    error_code = models.IntegerField(null=True, blank=True)
+    error_title = models.CharField(max_length=255, blank=True, default="")
+    error_details = models.JSONField(null=True, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["timestamp", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "wam_id", "status", "timestamp"],
+                name="unique_status_event",
+            )
+        ]
+        indexes = [models.Index(fields=["organization", "wam_id"], name="status_event_message")]
+
+    def __str__(self) -> str:
+        return f"{self.wam_id} {self.status} at {self.timestamp:%Y-%m-%d %H:%M:%S}"

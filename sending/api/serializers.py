@@ -216,6 +216,18 @@ def chat_record(chat: Chat) -> dict[str, Any]:
     return data
 
 
+def status_history(chat: Chat) -> list[dict[str, Any]]:
+    return [
+        {
+            "status": event.status,
+            "timestamp": laravel_datetime(event.timestamp),
+            "error_code": event.error_code,
+            "error_title": event.error_title or None,
+        }
+        for event in chat.status_events.all()
+    ]
+
+
 def template_data(template: MessageTemplate) -> dict[str, Any]:
     return {
         "id": template.id,

@@ -16,6 +16,7 @@ from sending.api.serializers import (
     SendTemplateInputSerializer,
     chat_data,
     chat_record,
+    status_history,
     template_data,
 )
 from sending.gateway import ChannelNotConfigured, GatewayError
@@ -92,6 +93,11 @@ class ChatViewSet(OrganizationViewSet):
     queryset = Chat.objects.live().select_related("contact")
     filterset_class = ChatFilter
     represent = staticmethod(chat_record)
+
+    def retrieve(self, request, *args, **kwargs):
+        """One chat, with the history of its status updates from the webhook."""
+        chat = self.get_object()
+        return Response({"data": {**chat_record(chat), "statuses": status_history(chat)}})
 
 
 class MessageTemplateViewSet(OrganizationViewSet):

@@ -1,0 +1,257 @@
+"""What the channel tells us: status updates and inbound messages.
+
+`process_webhook` walks every `entry[]` and every `changes[]` of a Cloud API webhook.
+A piece with an unexpected shape is skipped (and logged), never a failure of the
+whole delivery. Every write is idempotent, so a webhook delivered twice changes
+nothing the second time:
+
+- a status event is stored once (a unique constraint), and a chat's status only
+  moves forward (accepted < sent < delivered < read); `failed` wins whenever it comes;
+- an inbound message is recorded once (the unique constraint on the channel's
+  message id), and only its first recording can trigger an auto-reply.
+
+Auto-replies talk to the network, so they are sent after the commit, on a small
+pool of background threads, with the gateway's bounded timeout: the webhook answers
+at once however slow the channel is. See docs/webhooks.md.
+"""
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, connections, transaction
+
+from accounts.models import Organization
+from canned_replies.matching import find_reply
+from contacts.phones import InvalidPhoneNumber, normalize_phone
+from contacts.services import contact_for_phone
+from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
+
+logger = logging.getLogger(__name__)
+
+# Forward order of an outbound message's status; anything else never moves it.
+STATUS_RANK = {
+    ChatStatus.ACCEPTED: 0,
+    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT: 0,
+    ChatStatus.PAUSED: 0,
+    ChatStatus.SENT: 1,
+    ChatStatus.DELIVERED: 2,
+    ChatStatus.READ: 3,
+}
+WEBHOOK_STATUSES = {ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.FAILED}
+
+
+@dataclass
+class WebhookSummary:
+    statuses: int = 0
+    messages: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    replies: list[int] = field(default_factory=list)  # ids of the inbound chats to answer
+
+
+def as_list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def event_time(raw: Any) -> datetime:
+    """Graph's timestamps are epoch seconds as strings; a bad one means "now"."""
+    try:
+        return datetime.fromtimestamp(int(str(raw)), tz=UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return datetime.now(UTC)
+
+
+def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
+    summary = WebhookSummary()
+    for entry in as_list(payload.get("entry")):
+        for change in as_list(as_dict(entry).get("changes")):
+            change = as_dict(change)
+            value = as_dict(change.get("value"))
+            if change.get("field", "messages") != "messages" or not value:
+                summary.skipped += 1
+                continue
+            profiles = {
+                str(c.get("wa_id")): as_dict(c.get("profile")).get("name")
+                for c in map(as_dict, as_list(value.get("contacts")))
+            }
+            for status in as_list(value.get("statuses")):
+                guarded(record_status, organization, as_dict(status), summary)
+            for message in as_list(value.get("messages")):
+                guarded(record_message, organization, as_dict(message), summary, profiles)
+    for chat_id in summary.replies:
+        transaction.on_commit(lambda chat_id=chat_id: schedule_auto_reply(chat_id))
+    return summary
+
+
+def guarded(handler, organization, item, summary, *args) -> None:
+    """One malformed item is skipped and logged; the rest of the delivery goes on."""
+    try:
+        with transaction.atomic():
+            handler(organization, item, summary, *args)
+    except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
+        summary.skipped += 1
+        logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+
+
+def record_status(organization: Organization, item: dict, summary: WebhookSummary) -> None:
+    wam_id, status = str(item["id"]), str(item["status"])
+    if status not in WEBHOOK_STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    error = as_dict(as_list(item.get("errors"))[0]) if as_list(item.get("errors")) else {}
+    chat = Chat.objects.filter(organization=organization, wam_id=wam_id).first()
+    try:
+        with transaction.atomic():
+            ChatStatusEvent.objects.create(
+                organization=organization,
+                chat=chat,  # None: a status for a message we do not know is kept aside
+                wam_id=wam_id,
+                status=status,
+                timestamp=event_time(item.get("timestamp")),
+                error_code=error.get("code") if isinstance(error.get("code"), int) else None,
+                error_title=str(error.get("title") or error.get("message") or "")[:255],
+                error_details=error or None,
+            )
+    except IntegrityError:
+        summary.duplicates += 1
+        return
+    summary.statuses += 1
+    if chat is not None:
+        advance_status(chat, status, error)
+
+
+def advance_status(chat: Chat, status: str, error: dict) -> None:
+    """Move forward only, with a conditional update so concurrent deliveries cannot
+    move a chat backwards. `failed` is terminal and records its error."""
+    chats = Chat.objects.filter(pk=chat.pk)
+    if status == ChatStatus.FAILED:
+        chats.update(
+            status=ChatStatus.FAILED,
+            error_code=error.get("code") if isinstance(error.get("code"), int) else None,
+            error_title=str(error.get("title") or error.get("message") or ""),
+            error_details=error or None,
+        )
+        return
+    lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
+    chats.filter(status__in=lower).update(status=status)
+
+
+def message_metadata(item: dict) -> tuple[dict, str | None]:
+    """The chat metadata of an inbound message, and the text to match, if any."""
+    kind = str(item.get("type", ""))
+    if kind == "text":
+        body = str(as_dict(item.get("text"))["body"])
+        return {"type": "text", "text": {"body": body}}, body
+    if kind == "interactive":
+        interactive = as_dict(item.get("interactive"))
+        reply = as_dict(interactive.get("button_reply") or interactive.get("list_reply"))
+        title = str(reply["title"])
+        return {"type": "interactive", "text": {"body": title}, "interactive": interactive}, title
+    if kind == "button":  # a template's quick-reply button
+        text = str(as_dict(item.get("button"))["text"])
+        return {"type": "button", "text": {"body": text}, "button": item.get("button")}, text
+    # Media, locations, reactions...: recorded as they came, not matched.
+    return {"type": kind or "unknown", kind or "unknown": item.get(kind)}, None
+
+
+def record_message(
+    organization: Organization, item: dict, summary: WebhookSummary, profiles: dict
+) -> None:
+    wam_id, sender = str(item["id"]), str(item["from"])
+    metadata, text = message_metadata(item)
+    contact = contact_for_phone(organization=organization, phone=normalize_phone(sender))
+    name = profiles.get(sender)
+    if contact.first_name is None and isinstance(name, str) and name.strip():
+        contact.first_name = name.strip()[:255]
+        contact.save(update_fields=["first_name", "updated_at"])
+    try:
+        with transaction.atomic():
+            chat = Chat.objects.create(
+                organization=organization,
+                contact=contact,
+                wam_id=wam_id,
+                type=ChatType.INBOUND,
+                status=ChatStatus.RECEIVED,
+                metadata=metadata,
+            )
+    except IntegrityError:  # the same message, delivered again
+        summary.duplicates += 1
+        return
+    summary.messages += 1
+    if text is not None:
+        summary.replies.append(chat.id)
+
+
+# Auto-replies run here, off the request thread. Tests and the simulate_inbound
+# command wait for them with wait_for_auto_replies().
+_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="auto-reply")
+_pending: set[Future] = set()
+_pending_lock = threading.Lock()
+
+
+def schedule_auto_reply(chat_id: int) -> None:
+    future = _executor.submit(run_auto_reply, chat_id)
+    with _pending_lock:
+        _pending.add(future)
+    future.add_done_callback(lambda f: _discard(f))
+
+
+def _discard(future: Future) -> None:
+    with _pending_lock:
+        _pending.discard(future)
+
+
+def wait_for_auto_replies(timeout: float = 30) -> None:
+    with _pending_lock:
+        futures = list(_pending)
+    for future in futures:
+        future.result(timeout=timeout)
+
+
+def run_auto_reply(chat_id: int) -> Chat | None:
+    """The background task. It closes its database connection when done, so idle
+    pool threads hold no connections."""
+    try:
+        return answer_inbound_chat(chat_id)
+    except Exception:
+        logger.exception("Auto-reply for chat %s failed", chat_id)
+        return None
+    finally:
+        connections.close_all()
+
+
+def answer_inbound_chat(chat_id: int) -> Chat | None:
+    """Send the matching canned reply to the sender of an inbound chat, if one matches.
+
+    Returns the outbound chat (status `failed` when the channel refused it), or None.
+    """
+    from sending.gateway.base import ChannelNotConfigured, GatewayError
+    from sending.services import send_message
+
+    chat = Chat.objects.select_related("organization", "contact").get(pk=chat_id)
+    text = as_dict(chat.metadata.get("text")).get("body")
+    reply = find_reply(organization=chat.organization, text=text or "")
+    if reply is None:
+        return None
+    phone = chat.contact.phone
+    try:
+        result = send_message(
+            organization=chat.organization,
+            phone_input=f"+{phone}",
+            phone=phone,
+            message=reply.response_text,
+        )
+    except GatewayError as error:  # recorded as a failed chat by the send service
+        logger.warning("Auto-reply to chat %s was not accepted: %s", chat_id, error)
+        return error.chat
+    except ChannelNotConfigured:
+        logger.warning("Auto-reply to chat %s skipped: the channel is not configured", chat_id)
+        return None
+    return result.chat

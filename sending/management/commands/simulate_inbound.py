@@ -1,0 +1,79 @@
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from accounts.management.commands._base import organization_argument
+from contacts.phones import InvalidPhoneNumber, normalize_phone
+from sending.gateway import sandbox
+from sending.inbound import process_webhook, wait_for_auto_replies
+from sending.models import Chat, ChatType
+
+
+class Command(BaseCommand):
+    help = (
+        "Pretend a customer sent TEXT from PHONE to a sandbox organization: the message goes "
+        "through the same inbound path as a real webhook, canned replies included."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("organization", help="uuid or exact name")
+        parser.add_argument("phone", help="the customer's number, e.g. +14155552671")
+        parser.add_argument("text")
+        parser.add_argument("--name", default="", help="the customer's WhatsApp profile name")
+
+    def handle(self, *args, organization, phone, text, name, **options):
+        org = organization_argument(organization)
+        if org.channel != "sandbox":
+            raise CommandError(
+                f"{org.name!r} sends through the Cloud API; simulate_inbound only runs for "
+                "sandbox organizations, so that it never messages a real customer."
+            )
+        try:
+            digits = normalize_phone(phone)
+        except InvalidPhoneNumber as error:
+            raise CommandError(str(error)) from None
+        wam_id = sandbox.new_message_id(digits)
+        payload = {
+            "object": "whatsapp_business_account",
+            "entry": [
+                {
+                    "id": org.business_account_id or "sandbox",
+                    "changes": [
+                        {
+                            "field": "messages",
+                            "value": {
+                                "messaging_product": "whatsapp",
+                                "contacts": [{"profile": {"name": name}, "wa_id": digits}],
+                                "messages": [
+                                    {
+                                        "from": digits,
+                                        "id": wam_id,
+                                        "timestamp": str(int(time.time())),
+                                        "type": "text",
+                                        "text": {"body": text},
+                                    }
+                                ],
+                            },
+                        }
+                    ],
+                }
+            ],
+        }
+        with transaction.atomic():
+            process_webhook(organization=org, payload=payload)
+        wait_for_auto_replies()
+        inbound = Chat.objects.get(organization=org, wam_id=wam_id)
+        self.stdout.write(f"Recorded inbound chat {inbound.uuid} from +{digits}.")
+        reply = (
+            Chat.objects.filter(
+                organization=org, contact=inbound.contact, type=ChatType.OUTBOUND, id__gt=inbound.id
+            )
+            .order_by("id")
+            .first()
+        )
+        if reply is None:
+            self.stdout.write("No canned reply matched; nothing was sent.")
+        else:
+            body = reply.metadata.get("text", {}).get("body", "")
+            self.stdout.write(f"Auto-reply ({reply.status}): {body}")

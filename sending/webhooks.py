@@ -1,0 +1,84 @@
+"""The WhatsApp webhook: `/webhooks/whatsapp/<organization uuid>`.
+
+GET is the channel's subscription check; POST carries status updates and inbound
+messages, signed with the organization's app secret (X-Hub-Signature-256: HMAC-SHA256
+of the raw body). Nothing is read from an unsigned or wrongly signed body.
+"""
+
+import hashlib
+import hmac
+import json
+import logging
+
+from django.db import transaction
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from accounts.models import Organization
+from messaging_project.api.exceptions import NOT_FOUND, error_body
+from messaging_project.api.parsers import MALFORMED_BODY
+from sending.inbound import process_webhook
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "HTTP_X_HUB_SIGNATURE_256"
+
+
+def error(status: int, message: str) -> JsonResponse:
+    return JsonResponse(error_body(status, message), status=status)
+
+
+def signature_is_valid(secret: str, body: bytes, header: str) -> bool:
+    if not secret or not header.startswith("sha256="):
+        return False
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header.removeprefix("sha256=").strip().lower())
+
+
+@csrf_exempt
+def whatsapp_webhook(request, organization_uuid):
+    if request.method not in ("GET", "POST"):
+        response = error(405, f'Method "{request.method}" not allowed.')
+        response["Allow"] = "GET, POST"
+        return response
+    organization = Organization.objects.filter(uuid=organization_uuid).first()
+    if organization is None:
+        return error(404, NOT_FOUND)
+    if request.method == "GET":
+        return verify_subscription(request, organization)
+
+    if not signature_is_valid(
+        organization.app_secret, request.body, request.META.get(SIGNATURE_HEADER, "")
+    ):
+        return error(401, "Invalid or missing X-Hub-Signature-256.")
+    try:
+        payload = json.loads(request.body)
+    except (ValueError, RecursionError):
+        return error(400, MALFORMED_BODY)
+    if not isinstance(payload, dict):
+        return error(400, MALFORMED_BODY)
+
+    with transaction.atomic():
+        summary = process_webhook(organization=organization, payload=payload)
+    logger.info("Webhook for organization %s: %s", organization.pk, summary)
+    return JsonResponse(
+        {
+            "statusCode": 200,
+            "message": "EVENT_RECEIVED",
+            "processed": {
+                "statuses": summary.statuses,
+                "messages": summary.messages,
+                "duplicates": summary.duplicates,
+                "skipped": summary.skipped,
+            },
+        }
+    )
+
+
+def verify_subscription(request, organization: Organization) -> HttpResponse:
+    mode = request.GET.get("hub.mode", "")
+    token = request.GET.get("hub.verify_token", "")
+    expected = organization.verify_token
+    if mode == "subscribe" and expected and hmac.compare_digest(token.encode(), expected.encode()):
+        return HttpResponse(request.GET.get("hub.challenge", ""), content_type="text/plain")
+    return error(403, "The verify token does not match.")

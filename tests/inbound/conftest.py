@@ -1,0 +1,120 @@
+"""Fixtures for the webhook: a signed-delivery helper and Cloud API payload builders."""
+
+import hashlib
+import hmac
+import itertools
+import json
+
+import pytest
+from django.test import Client
+
+from sending.gateway import sandbox
+from sending.inbound import wait_for_auto_replies
+from tests.sending.conftest import graph  # noqa: F401  (the fake Cloud API fixture)
+
+APP_SECRET = "app-secret-for-tests"
+VERIFY_TOKEN = "verify-me"
+_ids = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def empty_outbox():
+    sandbox.clear_outbox()
+    yield
+    wait_for_auto_replies()
+    sandbox.clear_outbox()
+
+
+@pytest.fixture
+def webhook_org(org_a):
+    """Organization A on the sandbox, with the webhook secrets set."""
+    org_a.app_secret = APP_SECRET
+    org_a.verify_token = VERIFY_TOKEN
+    org_a.save()
+    return org_a
+
+
+def sign(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def deliver(organization, payload, *, secret: str = APP_SECRET, signature: str | None = None):
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    headers = {}
+    if signature is not None or secret is not None:
+        headers["HTTP_X_HUB_SIGNATURE_256"] = (
+            signature if signature is not None else sign(body, secret)
+        )
+    return Client().post(
+        f"/webhooks/whatsapp/{organization.uuid}", body, content_type="application/json", **headers
+    )
+
+
+def envelope(*values) -> dict:
+    """A Cloud API webhook with one entry and one change per value."""
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": "102290129340398",
+                "changes": [{"field": "messages", "value": value} for value in values],
+            }
+        ],
+    }
+
+
+def status(wam_id: str, name: str, timestamp: int, **extra) -> dict:
+    return {
+        "id": wam_id,
+        "status": name,
+        "timestamp": str(timestamp),
+        "recipient_id": "14155552671",
+        **extra,
+    }
+
+
+def statuses(*items) -> dict:
+    return {
+        "messaging_product": "whatsapp",
+        "metadata": {"phone_number_id": "1"},
+        "statuses": list(items),
+    }
+
+
+def text_message(
+    text: str, *, sender: str = "14155552671", name: str = "Ada", wam_id: str | None = None
+) -> dict:
+    wam_id = wam_id or f"wamid.IN{next(_ids):010d}"
+    return {
+        "messaging_product": "whatsapp",
+        "metadata": {"phone_number_id": "1"},
+        "contacts": [{"profile": {"name": name}, "wa_id": sender}],
+        "messages": [
+            {
+                "from": sender,
+                "id": wam_id,
+                "timestamp": "1700000000",
+                "type": "text",
+                "text": {"body": text},
+            }
+        ],
+    }
+
+
+def button_reply(title: str, *, sender: str = "14155552671") -> dict:
+    return {
+        "messaging_product": "whatsapp",
+        "contacts": [{"profile": {"name": "Ada"}, "wa_id": sender}],
+        "messages": [
+            {
+                "from": sender,
+                "id": f"wamid.BTN{next(_ids):010d}",
+                "timestamp": "1700000000",
+                "type": "interactive",
+                "interactive": {
+                    "type": "button_reply",
+                    "button_reply": {"id": "b1", "title": title},
+                },
+            }
+        ],
+    }

@@ -1,0 +1,241 @@
+"""Inbound messages: recorded once, contacts found or created, canned replies sent back.
+
+Auto-replies run after the commit on background threads, so these tests commit for
+real (transactional_db) and wait for the replies.
+"""
+
+import threading
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from canned_replies import services as reply_services
+from contacts.models import Contact
+from sending.gateway import sandbox
+from sending.inbound import wait_for_auto_replies
+from sending.models import Chat
+from tests.cloud_api_server import graph_error
+from tests.factories import ContactFactory
+from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, text_message
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def canned(org, trigger, criteria="contains", text="Auto answer"):
+    return reply_services.create_canned_reply(
+        organization=org, name=trigger, trigger=trigger, match_criteria=criteria, response=text
+    )
+
+
+def replies_sent(org):
+    wait_for_auto_replies()
+    return [m.payload["text"]["body"] for m in sandbox.sent_messages(org.id)]
+
+
+def test_message_is_recorded_and_creates_the_contact_with_the_profile_name(webhook_org):
+    response = deliver(
+        webhook_org,
+        envelope(
+            text_message("Hi there", sender="4915112345678", name="Grace", wam_id="wamid.IN1")
+        ),
+    )
+    assert response.json()["processed"]["messages"] == 1
+    chat = Chat.objects.get(wam_id="wamid.IN1")
+    assert (chat.type, chat.status) == ("inbound", "received")
+    assert chat.metadata == {"type": "text", "text": {"body": "Hi there"}}
+    assert (chat.contact.phone, chat.contact.first_name, chat.contact.created_by) == (
+        "4915112345678",
+        "Grace",
+        0,
+    )
+
+
+def test_existing_contact_is_reused_and_keeps_its_name(webhook_org):
+    known = ContactFactory(organization=webhook_org, phone="14155552671", first_name="Ada")
+    deliver(webhook_org, envelope(text_message("hi", name="Someone Else")))
+    assert Chat.objects.get().contact == known
+    known.refresh_from_db()
+    assert known.first_name == "Ada"
+    assert Contact.objects.count() == 1
+
+
+def test_a_redelivered_message_is_recorded_and_answered_once(webhook_org):
+    canned(webhook_org, "hello")
+    payload = envelope(text_message("hello", wam_id="wamid.DUP"))
+    deliver(webhook_org, payload)
+    second = deliver(webhook_org, payload).json()["processed"]
+    assert second["duplicates"] == 1 and second["messages"] == 0
+    assert Chat.objects.filter(type="inbound").count() == 1
+    assert replies_sent(webhook_org) == ["Auto answer"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs concurrent connections")
+def test_two_concurrent_deliveries_record_the_message_once(webhook_org):
+    canned(webhook_org, "hello")
+    payload = envelope(text_message("hello", wam_id="wamid.RACE"))
+    barrier = threading.Barrier(2)
+    results = []
+
+    def send():
+        from django.db import connections
+
+        barrier.wait()
+        try:
+            results.append(deliver(webhook_org, payload).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [200, 200]
+    assert Chat.objects.filter(wam_id="wamid.RACE").count() == 1
+    assert replies_sent(webhook_org) == ["Auto answer"]
+
+
+@pytest.mark.parametrize(
+    "criteria, text, answered",
+    [
+        ("contains", "well hello there", True),
+        ("exact match", " HELLO ", True),
+        ("exact match", "hello you", False),
+        ("starts with", "Hello you", True),
+        ("ends with", "oh, hello", True),
+        ("ends with", "hello you", False),
+    ],
+)
+def test_each_match_type_answers_through_the_sandbox(webhook_org, criteria, text, answered):
+    canned(webhook_org, "hello", criteria, text="Hi from us")
+    deliver(webhook_org, envelope(text_message(text)))
+    assert replies_sent(webhook_org) == (["Hi from us"] if answered else [])
+    outbound = Chat.objects.filter(type="outbound")
+    assert outbound.count() == (1 if answered else 0)
+    if answered:
+        reply = outbound.get()
+        assert reply.status == "accepted" and reply.contact.phone == "14155552671"
+        assert reply.metadata == {"type": "text", "text": {"body": "Hi from us"}}
+
+
+def test_precedence_exact_then_longest_then_oldest(webhook_org):
+    canned(webhook_org, "price", "contains", text="short")
+    canned(webhook_org, "price list", "contains", text="long")
+    canned(webhook_org, "price list", "exact match", text="exact")
+    deliver(webhook_org, envelope(text_message("send me the price list")))
+    deliver(webhook_org, envelope(text_message("Price List")))
+    assert replies_sent(webhook_org) == ["long", "exact"]
+
+
+def test_button_replies_are_matched(webhook_org):
+    canned(webhook_org, "yes please", "exact match", text="Great!")
+    deliver(webhook_org, envelope(button_reply("Yes please")))
+    assert replies_sent(webhook_org) == ["Great!"]
+    assert Chat.objects.get(type="inbound").metadata["type"] == "interactive"
+
+
+def test_deleted_and_foreign_replies_never_answer(webhook_org, org_b):
+    gone = canned(webhook_org, "hello")
+    reply_services.delete_canned_reply(reply=gone)
+    canned(org_b, "hello")
+    deliver(webhook_org, envelope(text_message("hello")))
+    assert replies_sent(webhook_org) == []
+    assert sandbox.sent_messages() == []
+
+
+def test_media_is_recorded_not_matched(webhook_org):
+    canned(webhook_org, "image", "contains")
+    message = text_message("x")
+    message["messages"][0].update(type="image", image={"id": "123", "mime_type": "image/jpeg"})
+    del message["messages"][0]["text"]
+    deliver(webhook_org, envelope(message))
+    assert Chat.objects.get().metadata == {
+        "type": "image",
+        "image": {"id": "123", "mime_type": "image/jpeg"},
+    }
+    assert replies_sent(webhook_org) == []
+
+
+def test_auto_reply_leaves_through_the_cloud_api(org_a, graph):
+    from sending import services
+
+    org = services.configure_channel(
+        organization=org_a,
+        phone_number_id="106540352242922",
+        access_token="EAAJB-token",
+        app_secret=APP_SECRET,
+    )
+    canned(org, "hours", text="9 to 5")
+    deliver(org, envelope(text_message("what are your hours?")))
+    wait_for_auto_replies()
+    request = graph.requests[-1]
+    assert request.path.endswith("/106540352242922/messages")
+    assert request.json["to"] == "14155552671"
+    assert request.json["text"]["body"] == "9 to 5"
+    assert Chat.objects.get(type="outbound").status == "accepted"
+
+
+def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(org_a, graph):
+    from sending import services
+
+    org = services.configure_channel(
+        organization=org_a,
+        phone_number_id="106540352242922",
+        access_token="EAAJB-token",
+        app_secret=APP_SECRET,
+    )
+    canned(org, "hours", text="9 to 5")
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+    response = deliver(org, envelope(text_message("hours?")))
+    assert response.status_code == 200
+    wait_for_auto_replies()
+    failed = Chat.objects.get(type="outbound")
+    assert failed.status == "failed" and failed.error_code == 131047
+
+
+def test_a_slow_channel_does_not_slow_the_webhook(org_a, graph, settings):
+    import time
+
+    from sending import services
+
+    settings.WHATSAPP_TIMEOUT = 3
+    org = services.configure_channel(
+        organization=org_a,
+        phone_number_id="106540352242922",
+        access_token="EAAJB-token",
+        app_secret=APP_SECRET,
+    )
+    canned(org, "hours", text="9 to 5")
+    success = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW"}]}
+    graph.reply(200, success, delay=1.5)
+    started = time.monotonic()
+    assert deliver(org, envelope(text_message("hours?"))).status_code == 200
+    assert time.monotonic() - started < 1.0
+    wait_for_auto_replies()
+    assert Chat.objects.get(type="outbound").status == "accepted"
+
+
+def test_simulate_inbound_shows_the_auto_reply(org_a, capsys):
+    canned(org_a, "hello", text="Welcome!")
+    call_command("simulate_inbound", org_a.name, "+14155552671", "Hello!", "--name", "Ada")
+    out = capsys.readouterr().out
+    assert "Auto-reply (accepted): Welcome!" in out
+    assert Contact.objects.get().first_name == "Ada"
+    call_command("simulate_inbound", org_a.name, "+14155552671", "nothing matches")
+    assert "No canned reply matched" in capsys.readouterr().out
+
+
+def test_simulate_inbound_refuses_cloud_api_organizations_and_bad_input(org_a):
+    from django.core.management import CommandError
+
+    from sending import services
+
+    with pytest.raises(CommandError, match="No organization"):
+        call_command("simulate_inbound", "Nobody", "+14155552671", "x")
+    with pytest.raises(CommandError, match="phone"):
+        call_command("simulate_inbound", org_a.name, "not a phone", "x")
+    services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
+    with pytest.raises(CommandError, match="sandbox"):
+        call_command("simulate_inbound", org_a.name, "+14155552671", "x")
+    assert not Chat.objects.exists()

@@ -1,0 +1,127 @@
+"""Status updates: stored once each, and a chat's status only moves forward."""
+
+from itertools import permutations
+
+import pytest
+
+from sending.models import ChatStatusEvent
+from tests.inbound.conftest import deliver, envelope, status, statuses
+from tests.sending.factories import ChatFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chat(webhook_org):
+    return ChatFactory(organization=webhook_org, wam_id="wamid.OUT1")
+
+
+@pytest.mark.parametrize("order", list(permutations(["sent", "delivered", "read"])))
+def test_any_arrival_order_ends_read_with_full_history(webhook_org, chat, order):
+    times = {"sent": 100, "delivered": 200, "read": 300}
+    for name in order:  # one delivery each, in this order
+        deliver(webhook_org, envelope(statuses(status("wamid.OUT1", name, times[name]))))
+    chat.refresh_from_db()
+    assert chat.status == "read"
+    assert list(chat.status_events.values_list("status", flat=True)) == [
+        "sent",
+        "delivered",
+        "read",
+    ]
+
+
+@pytest.mark.parametrize("order", list(permutations(["sent", "delivered"])))
+def test_status_never_moves_back(webhook_org, chat, order):
+    for name in order:
+        deliver(webhook_org, envelope(statuses(status("wamid.OUT1", name, 100))))
+    chat.refresh_from_db()
+    assert chat.status == "delivered"
+
+
+def test_duplicates_are_stored_once(webhook_org, chat):
+    payload = envelope(statuses(status("wamid.OUT1", "delivered", 100)))
+    first = deliver(webhook_org, payload).json()["processed"]
+    second = deliver(webhook_org, payload).json()["processed"]
+    assert first["statuses"] == 1 and second == {
+        "statuses": 0,
+        "messages": 0,
+        "duplicates": 1,
+        "skipped": 0,
+    }
+    assert ChatStatusEvent.objects.count() == 1
+
+
+def test_failed_is_recorded_with_its_error_whenever_it_comes(webhook_org, chat):
+    error = {
+        "code": 131047,
+        "title": "Re-engagement message",
+        "message": "Re-engagement message",
+        "error_data": {"details": "Message failed to send because more than 24 hours have passed."},
+    }
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "sent", 100))))
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "failed", 200, errors=[error]))))
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 300))))  # late
+    chat.refresh_from_db()
+    assert chat.status == "failed"
+    assert chat.error_code == 131047 and chat.error_title == "Re-engagement message"
+    event = chat.status_events.get(status="failed")
+    assert event.error_code == 131047 and event.error_details["error_data"]["details"].startswith(
+        "Message"
+    )
+
+
+def test_several_entries_and_changes_in_one_delivery(webhook_org):
+    first = ChatFactory(organization=webhook_org, wam_id="wamid.A")
+    second = ChatFactory(organization=webhook_org, wam_id="wamid.B")
+    payload = envelope(
+        statuses(status("wamid.A", "sent", 100)), statuses(status("wamid.A", "read", 300))
+    )
+    payload["entry"].append(envelope(statuses(status("wamid.B", "delivered", 200)))["entry"][0])
+    assert deliver(webhook_org, payload).json()["processed"]["statuses"] == 3
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == ("read", "delivered")
+
+
+def test_unknown_message_id_is_kept_aside(webhook_org):
+    response = deliver(webhook_org, envelope(statuses(status("wamid.UNKNOWN", "delivered", 100))))
+    assert response.status_code == 200
+    event = ChatStatusEvent.objects.get()
+    assert event.chat is None and event.wam_id == "wamid.UNKNOWN"
+
+
+def test_another_organizations_chat_is_never_touched(webhook_org, org_b):
+    theirs = ChatFactory(organization=org_b, wam_id="wamid.THEIRS")
+    deliver(webhook_org, envelope(statuses(status("wamid.THEIRS", "read", 100))))
+    theirs.refresh_from_db()
+    assert theirs.status == "accepted"
+    assert ChatStatusEvent.objects.get().chat is None
+
+
+def test_chat_detail_shows_the_status_history(webhook_org, chat, api):
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "sent", 1700000000))))
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 1700000060))))
+    data = api.get(f"/api/chats/{chat.uuid}").json()["data"]
+    assert data["status"] == "delivered"
+    assert data["statuses"] == [
+        {
+            "status": "sent",
+            "timestamp": "2023-11-14 22:13:20",
+            "error_code": None,
+            "error_title": None,
+        },
+        {
+            "status": "delivered",
+            "timestamp": "2023-11-14 22:14:20",
+            "error_code": None,
+            "error_title": None,
+        },
+    ]
+
+
+def test_webhook_query_count_is_pinned(webhook_org, chat, django_assert_num_queries):
+    payload = envelope(statuses(status("wamid.OUT1", "delivered", 100)))
+    # organization; the delivery's savepoint; the item's savepoint, chat look-up, the event's
+    # savepoint, insert and release, the status update, the item's and delivery's releases
+    with django_assert_num_queries(10):
+        deliver(webhook_org, payload)
