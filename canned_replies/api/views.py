@@ -2,6 +2,7 @@ from canned_replies import services
 from canned_replies.api.filters import CannedReplyFilter
 from canned_replies.api.serializers import CannedReplyInputSerializer, canned_reply_data
 from canned_replies.models import CannedReply
+from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
 
@@ -11,6 +12,7 @@ class CannedReplyViewSet(OrganizationViewSet):
     input_serializer_class = CannedReplyInputSerializer
     represent = staticmethod(canned_reply_data)
 
+    @idempotent
     def create(self, request):
         reply = services.create_canned_reply(
             organization=self.organization, **self.validated_input()

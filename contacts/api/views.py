@@ -7,6 +7,7 @@ from contacts.api.serializers import (
     contact_group_data,
 )
 from contacts.models import Contact, ContactGroup
+from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
 
@@ -15,6 +16,13 @@ class ContactViewSet(OrganizationViewSet):
     filterset_class = ContactFilter
     input_serializer_class = ContactInputSerializer
     represent = staticmethod(contact_data)
+
+    def filter_queryset(self, queryset):
+        # Building the filter set and its form costs about a millisecond, a quarter of a
+        # plain list request; with no filter or ordering parameter it would change nothing.
+        if not any(name in self.request.query_params for name in ContactFilter.base_filters):
+            return queryset
+        return super().filter_queryset(queryset)
 
     def count_total(self, queryset) -> int:
         """The list's `meta.total`: the organization's live-contact counter unless a
@@ -28,6 +36,7 @@ class ContactViewSet(OrganizationViewSet):
             return queryset.count()
         return services.live_contact_count(organization_id=self.organization.pk)
 
+    @idempotent
     def create(self, request):
         contact = services.create_contact(organization=self.organization, **self.validated_input())
         return write_result(contact)
@@ -51,6 +60,7 @@ class ContactGroupViewSet(OrganizationViewSet):
     input_serializer_class = ContactGroupInputSerializer
     represent = staticmethod(contact_group_data)
 
+    @idempotent
     def create(self, request):
         group = services.create_contact_group(
             organization=self.organization, **self.validated_input()

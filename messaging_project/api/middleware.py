@@ -5,7 +5,9 @@ from django.middleware.gzip import GZipMiddleware
 
 API_PREFIX = "/api/"
 WEBHOOK_PREFIX = "/webhooks/"
-EXPOSED_HEADERS = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After"
+EXPOSED_HEADERS = (
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed"
+)
 
 
 def is_api_path(path: str) -> bool:

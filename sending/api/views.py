@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from messaging_project.api.exceptions import ApiError
+from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationScopedMixin, OrganizationViewSet
 from sending import services
 from sending.api.filters import ChatFilter, MessageTemplateFilter
@@ -60,6 +61,7 @@ def send_response(result: services.SendResult, *, chat: dict[str, Any], template
 class SendMessageView(OrganizationScopedMixin, APIView):
     """`POST /api/send`: a text, or an interactive message with reply buttons."""
 
+    @idempotent
     def post(self, request):
         serializer = SendMessageInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -75,6 +77,7 @@ class SendMessageView(OrganizationScopedMixin, APIView):
 class SendTemplateView(OrganizationScopedMixin, APIView):
     """`POST /api/send/template`: a template message."""
 
+    @idempotent
     def post(self, request):
         serializer = SendTemplateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
