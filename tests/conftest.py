@@ -5,6 +5,8 @@ from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, issue_token
 
+pytest_plugins = ["tests.channel"]
+
 
 @pytest.fixture(autouse=True)
 def local_memory_cache(settings):

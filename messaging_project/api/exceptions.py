@@ -2,7 +2,8 @@
 
 Every error under /api/ and /webhooks/ is `{"statusCode": N, "message": "..."}`,
 plus `errors` (dotted field paths) for validation failures and whatever extra
-fields an ApiError carries (for example `channel_error`).
+fields an ApiError carries (for example `channel_error`). A database that cannot be
+reached is a 503 with `Retry-After`, not a 500: the client's retry will work.
 """
 
 import logging
@@ -11,7 +12,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.db import InterfaceError, OperationalError, connections
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
@@ -28,6 +30,11 @@ INVALID_DATA = "The given data was invalid."
 NOT_FOUND = "Not found."
 TOO_MANY_ATTEMPTS = "Too Many Attempts."
 SERVER_ERROR = "Server Error"
+UNAVAILABLE = "The service is temporarily unavailable. Please retry."
+UNAVAILABLE_RETRY_AFTER = 2  # seconds: a reconnect, a failover or a lock wait is short
+# What a lost connection, a restart or a failover raises (a terminated backend, a
+# closed socket, "database is locked"); other database errors stay 500s.
+UNAVAILABLE_ERRORS = (OperationalError, InterfaceError)
 
 
 class ApiError(exceptions.APIException):
@@ -80,6 +87,37 @@ def describe(exc: exceptions.APIException) -> tuple[str, dict[str, Any]]:
     return str(exc.detail), {}
 
 
+def discard_broken_connections() -> None:
+    """Close connections that failed and no longer answer, so the next request reconnects.
+
+    The WSGI server's end-of-request hook does the same; doing it here covers callers
+    that bypass it (the test client) and answers the 503 only once the pool is clean.
+    A connection inside an atomic block is left to it: closing it there breaks the block.
+    """
+    for connection in connections.all(initialized_only=True):
+        if (
+            connection.connection is not None
+            and connection.errors_occurred
+            and not connection.in_atomic_block
+            and not connection.is_usable()
+        ):
+            connection.close()
+
+
+def database_unavailable(exc: Exception) -> tuple[dict[str, Any], dict[str, str]]:
+    """The 503's body and headers for a database that went away, once it is logged and
+    the broken connection dropped."""
+    logger.warning("Database unavailable: %s: %s", type(exc).__name__, exc)
+    discard_broken_connections()
+    return error_body(503, UNAVAILABLE), {"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}
+
+
+def unavailable_json(exc: Exception) -> JsonResponse:
+    """The same 503 for plain Django views (the webhook), through handler500."""
+    body, headers = database_unavailable(exc)
+    return JsonResponse(body, status=503, headers=headers)
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
@@ -89,6 +127,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.ValidationError(as_serializer_error(exc))
 
     set_rollback()
+    if isinstance(exc, UNAVAILABLE_ERRORS):
+        body, headers = database_unavailable(exc)
+        return Response(body, 503, headers=headers)
     if not isinstance(exc, exceptions.APIException):
         view = context.get("view")
         logger.exception("Unexpected error in %s", type(view).__name__, exc_info=exc)

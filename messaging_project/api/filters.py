@@ -8,9 +8,11 @@ class StableOrderingFilter(django_filters.OrderingFilter):
     """`ordering=-name,phone`; `id` breaks ties so pages never overlap."""
 
     def filter(self, qs, value):
-        if not value:
+        # `ordering=,` parses to blank entries; skip them as django-filter's own filter does.
+        fields = [self.get_ordering_value(param) for param in value or () if param]
+        if not fields:
             return qs
-        return qs.order_by(*(self.get_ordering_value(param) for param in value), "id")
+        return qs.order_by(*fields, "id")
 
 
 def search_terms(qs, fields: list[str], value: str):

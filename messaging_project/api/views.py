@@ -1,11 +1,19 @@
 """API views that belong to no resource."""
 
+import sys
+
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from messaging_project.api.exceptions import NOT_FOUND, SERVER_ERROR, error_body
+from messaging_project.api.exceptions import (
+    NOT_FOUND,
+    SERVER_ERROR,
+    UNAVAILABLE_ERRORS,
+    error_body,
+    unavailable_json,
+)
 from messaging_project.api.middleware import is_api_path
 from messaging_project.api.viewsets import OrganizationScopedMixin
 
@@ -39,6 +47,10 @@ def not_found(request, exception=None):
 
 def server_error(request):
     if is_api_path(request.path):
+        # Django calls handler500 while handling the exception, so it is still at hand.
+        exc = sys.exception()
+        if isinstance(exc, UNAVAILABLE_ERRORS):
+            return unavailable_json(exc)
         return JsonResponse(error_body(500, SERVER_ERROR), status=500)
     from django.views.defaults import server_error as default_server_error
 

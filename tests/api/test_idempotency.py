@@ -13,7 +13,6 @@ from contacts.models import Contact
 from sending.gateway import sandbox
 from sending.models import Chat
 from tests.cloud_api_server import graph_error
-from tests.sending.conftest import cloud_org, graph  # noqa: F401  (fixtures)
 
 CONTACT = {"first_name": "Ada", "phone": "+14155552671"}
 SEND = {"phone": "+14155552671", "message": "Your order has shipped"}
@@ -25,7 +24,9 @@ def empty_outbox():
 
 
 def post(client, path, payload, key):
-    return client.post(path, json.dumps(payload), content_type="application/json", HTTP_IDEMPOTENCY_KEY=key)
+    return client.post(
+        path, json.dumps(payload), content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
+    )
 
 
 @pytest.mark.django_db
@@ -43,7 +44,10 @@ class TestCreates:
         post(api, "/api/contacts", CONTACT, "key-1")
         response = post(api, "/api/contacts", {**CONTACT, "first_name": "Grace"}, "key-1")
         assert response.status_code == 422
-        assert response.json()["message"] == "This Idempotency-Key was already used with a different request."
+        assert (
+            response.json()["message"]
+            == "This Idempotency-Key was already used with a different request."
+        )
         assert Contact.objects.get().first_name == "Ada"
 
     def test_the_same_key_on_another_endpoint_is_422(self, api):
@@ -70,7 +74,9 @@ class TestCreates:
         for part in (b"POST", b"/api/contacts", body):
             digest.update(part)
             digest.update(b"\0")
-        IdempotencyKey.objects.create(organization=org_a, key="busy", fingerprint=digest.hexdigest())
+        IdempotencyKey.objects.create(
+            organization=org_a, key="busy", fingerprint=digest.hexdigest()
+        )
         response = post(api, "/api/contacts", CONTACT, "busy")
         assert response.status_code == 409
         assert not Contact.objects.exists()
@@ -86,7 +92,10 @@ class TestCreates:
     @pytest.mark.parametrize("key", ["", "x" * 256, "naïve", "tab\there"])
     def test_a_malformed_key_is_400(self, api, key):
         response = api.post(
-            "/api/contacts", CONTACT, format="json", HTTP_IDEMPOTENCY_KEY=key.encode().decode("latin-1")
+            "/api/contacts",
+            CONTACT,
+            format="json",
+            HTTP_IDEMPOTENCY_KEY=key.encode().decode("latin-1"),
         )
         assert response.status_code == 400
         assert "Idempotency-Key" in response.json()["errors"]
@@ -94,7 +103,9 @@ class TestCreates:
 
     def test_without_a_key_nothing_changes(self, api):
         assert api.post("/api/contacts", CONTACT, format="json").status_code == 200
-        assert api.post("/api/contacts", CONTACT, format="json").status_code == 400  # duplicate phone
+        assert (
+            api.post("/api/contacts", CONTACT, format="json").status_code == 400
+        )  # duplicate phone
         assert not IdempotencyKey.objects.exists()
 
 
@@ -108,7 +119,10 @@ class TestSends:
         assert Chat.objects.count() == 1
 
     def test_a_template_send_too(self, api):
-        template = {"phone": "+14155552671", "template": {"name": "hello_world", "language": {"code": "en_US"}}}
+        template = {
+            "phone": "+14155552671",
+            "template": {"name": "hello_world", "language": {"code": "en_US"}},
+        }
         post(api, "/api/send/template", template, "tpl-1")
         post(api, "/api/send/template", template, "tpl-1")
         assert len(sandbox.sent_messages()) == 1

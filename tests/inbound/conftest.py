@@ -10,7 +10,6 @@ from django.test import Client
 
 from sending.gateway import sandbox
 from sending.inbound import wait_for_auto_replies
-from tests.sending.conftest import graph  # noqa: F401  (the fake Cloud API fixture)
 
 APP_SECRET = "app-secret-for-tests"
 VERIFY_TOKEN = "verify-me"

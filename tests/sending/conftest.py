@@ -1,14 +1,11 @@
-"""Fixtures for sending: the fake Cloud API on loopback and an organization connected to it."""
+"""Fixtures for sending; the channel fixtures (`graph`, `cloud_org`) are in tests/channel.py."""
 
 import pytest
 
-from sending import services
 from sending.gateway import sandbox
-from tests.cloud_api_server import FakeCloudApi
+from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID
 
-PHONE_NUMBER_ID = "106540352242922"
-BUSINESS_ACCOUNT_ID = "102290129340398"
-ACCESS_TOKEN = "EAAJB-secret-access-token-do-not-leak"
+__all__ = ["ACCESS_TOKEN", "BUSINESS_ACCOUNT_ID", "PHONE_NUMBER_ID"]
 
 
 @pytest.fixture(autouse=True)
@@ -16,23 +13,3 @@ def empty_outbox():
     sandbox.clear_outbox()
     yield
     sandbox.clear_outbox()
-
-
-@pytest.fixture
-def graph(settings):
-    """The fake Cloud API, with WHATSAPP_GRAPH_URL pointing at it."""
-    with FakeCloudApi() as server:
-        settings.WHATSAPP_GRAPH_URL = server.url
-        settings.WHATSAPP_TIMEOUT = 2
-        yield server
-
-
-@pytest.fixture
-def cloud_org(org_a, graph):
-    """Organization A, sending through the fake Cloud API."""
-    return services.configure_channel(
-        organization=org_a,
-        phone_number_id=PHONE_NUMBER_ID,
-        access_token=ACCESS_TOKEN,
-        business_account_id=BUSINESS_ACCOUNT_ID,
-    )
