@@ -128,6 +128,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction starts, so concurrent
     # writers queue instead of failing with "database is locked" half-way.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    # Tests use a file too: an in-memory database shared between threads locks whole
+    # tables and fails at once instead of waiting, unlike the file the service uses.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
