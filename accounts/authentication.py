@@ -1,8 +1,9 @@
 """Bearer token authentication for the API."""
 
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, Throttled
 
+from accounts import auth_failures
 from accounts.services import authenticate_token
 
 
@@ -22,19 +23,20 @@ class ApiClient:
 
 class BearerTokenAuthentication(BaseAuthentication):
     """No header or another scheme: not authenticated (401 "missing").
-    A Bearer header with an unknown, revoked or malformed token: 401 "invalid"."""
+    A Bearer header with an unknown, revoked or malformed token: 401 "invalid".
+    An address with too many recent failures: 429, whatever the token (auth_failures)."""
 
     def authenticate(self, request):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != b"bearer":
             return None
-        if len(parts) != 2:
-            raise AuthenticationFailed()
-        try:
-            token = authenticate_token(parts[1].decode("ascii"))
-        except UnicodeDecodeError:
-            token = None
+        address = request.META.get("REMOTE_ADDR", "")
+        wait = auth_failures.blocked_for(address)
+        if wait is not None:
+            raise Throttled(wait=wait)
+        token = authenticate_token(parts[1].decode("ascii", "replace")) if len(parts) == 2 else None
         if token is None:
+            auth_failures.record_failure(address)
             raise AuthenticationFailed()
         return ApiClient(token), token
 

@@ -70,6 +70,31 @@ SECRET_KEY = env_str("SECRET_KEY") or local_secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# HTTPS in production. Off by default so that `make run` works on http://127.0.0.1;
+# HTTPS=true turns every setting below on, and each may still be set on its own.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+# Preloading is hard to undo, so it is never implied.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Behind a proxy that terminates TLS: the header it sets, e.g. X-Forwarded-Proto. Only
+# set it when the proxy always overwrites that header, or clients could claim https.
+_proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER")
+if _proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+# Django's defaults, written down because the admin relies on them.
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+
+# The largest valid request, a template send with many parameters, is a few tens of
+# KiB; anything over this is refused with a 413 before it is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -79,6 +104,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "contacts",
     "canned_replies",
@@ -95,6 +122,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "messaging_project.api.middleware.AdminContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "messaging_project.urls"
@@ -183,9 +211,35 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "messaging_project.api.exceptions.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
     "PAGE_SIZE": 10,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# The OpenAPI schema (/api/schema) and Swagger UI (/api/docs); the per-view documentation
+# lives in messaging_project/api/schema.py.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "WhatsApp Business Messaging API",
+    "VERSION": "1.0.0",
+    "DESCRIPTION": (
+        "Send WhatsApp messages and manage contacts, contact groups and canned replies. "
+        "Every endpoint takes `Authorization: Bearer <token>`. Errors are "
+        '`{"statusCode", "message"}`, plus `errors` (dotted field paths) for validation '
+        "failures. Lists are Laravel pages (`data`, `links`, `meta`)."
+    ),
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs are public: no token, so no authentication at all.
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",  # served from our own static files: works offline
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["messaging_project.api.schema.without_trailing_slash"],
 }
 
 API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))
+# Failed authentications allowed per client address and minute before it gets 429s
+# (0 turns the limit off, for example behind a proxy that limits on its own).
+API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0))
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
 

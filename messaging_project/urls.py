@@ -1,11 +1,28 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from drf_spectacular.renderers import (
+    OpenApiJsonRenderer,
+    OpenApiJsonRenderer2,
+    OpenApiYamlRenderer,
+)
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
 from messaging_project.api.views import WhoAmIView, not_found
 from sending.webhooks import whatsapp_webhook
 
 api_patterns = [
     path("me", WhoAmIView.as_view(), name="me"),
+    # Public, no token: the OpenAPI schema (JSON, or YAML with ?format=yaml) and Swagger UI.
+    re_path(
+        r"^schema/?$",
+        SpectacularAPIView.as_view(
+            # application/json unless the client asks for YAML
+            renderer_classes=[OpenApiJsonRenderer2, OpenApiJsonRenderer, OpenApiYamlRenderer]
+        ),
+        name="schema",
+    ),
+    re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("contacts.api.urls")),
     path("", include("canned_replies.api.urls")),
     path("", include("sending.api.urls")),

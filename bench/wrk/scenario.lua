@@ -1,7 +1,9 @@
 -- One load scenario for wrk, described by environment variables set by bench/run.py:
 --   BENCH_METHOD, BENCH_PATH, BENCH_BODY_FILE (optional), BENCH_HEADERS ("Name: value" lines),
 --   BENCH_NEW_PHONE=1 to give every request a fresh phone number (POST /api/contacts),
---   BENCH_PHONE_BASE, a number that differs between runs so numbers never repeat.
+--   BENCH_PHONE_BASE, a number that differs between runs so numbers never repeat,
+--   BENCH_SIGNED_FILE: lines "signature<TAB>body", sent in turn with X-Hub-Signature-256
+--   (wrk's Lua has no HMAC, so bench/run.py signs the webhook deliveries beforehand).
 -- done() prints one JSON line with throughput, latency percentiles and errors.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
@@ -21,6 +23,15 @@ if body_file and body_file ~= "" then
   file:close()
 end
 
+local signed = {}
+local signed_file = os.getenv("BENCH_SIGNED_FILE")
+if signed_file and signed_file ~= "" then
+  for line in io.lines(signed_file) do
+    local signature, payload = string.match(line, "^([^\t]+)\t(.*)$")
+    table.insert(signed, {signature, payload})
+  end
+end
+
 local thread_count = 0
 function setup(thread)
   thread:set("thread_id", thread_count)
@@ -29,6 +40,12 @@ end
 
 local counter = 0
 function request()
+  if #signed > 0 then
+    counter = counter + 1
+    local item = signed[1 + (thread_id * 7 + counter) % #signed]
+    headers["X-Hub-Signature-256"] = item[1]
+    return wrk.format(method, path, headers, item[2])
+  end
   if new_phone then
     counter = counter + 1
     -- A possible UK mobile number: 447 and nine digits.

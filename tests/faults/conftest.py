@@ -88,4 +88,3 @@ def graph(settings):
         settings.WHATSAPP_GRAPH_URL = server.url
         settings.WHATSAPP_TIMEOUT = 0.5
         yield server
-

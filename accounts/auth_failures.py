@@ -1,0 +1,40 @@
+"""The per-address limit on failed authentications, against token guessing.
+
+Every failed bearer authentication counts against the client's address in a fixed
+one-minute window, in the shared cache, with the rate limiter's atomic add-then-incr.
+Once an address has API_AUTH_FAILURE_LIMIT failures in the window, every request with
+a bearer token from it gets `429 Too Many Attempts.` until the window ends, even with
+a valid token: a guess that happens to be right then tells the guesser nothing.
+
+The address is REMOTE_ADDR. Behind a reverse proxy that is the proxy's own address, so
+every client would share one budget: see docs/security.md.
+"""
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+
+from messaging_project.api.throttling import WINDOW_SECONDS, count_hit
+
+
+def window_key(address: str, now: float) -> tuple[str, int]:
+    """The window's counter key and the seconds left in the window."""
+    window = int(now // WINDOW_SECONDS)
+    seconds_left = max(1, int((window + 1) * WINDOW_SECONDS - now))
+    return f"authfail:{address}:{window}", seconds_left
+
+
+def blocked_for(address: str, now: float | None = None) -> int | None:
+    """Seconds until the address may try again, or None when it is not blocked."""
+    limit = settings.API_AUTH_FAILURE_LIMIT
+    if not limit:
+        return None
+    key, seconds_left = window_key(address, time.time() if now is None else now)
+    return seconds_left if (cache.get(key) or 0) >= limit else None
+
+
+def record_failure(address: str, now: float | None = None) -> None:
+    if settings.API_AUTH_FAILURE_LIMIT:
+        key, _ = window_key(address, time.time() if now is None else now)
+        count_hit(key)

@@ -1,0 +1,64 @@
+"""Production settings: `check --deploy` is clean, the admin sends its security headers,
+and plain http keeps working locally when nothing is configured."""
+
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+PRODUCTION = {
+    "DEBUG": "false",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "ALLOWED_HOSTS": "example.com",
+    "HTTPS": "true",
+    "SECURE_HSTS_PRELOAD": "true",
+}
+
+
+def deploy_check(tmp_path, **env):
+    environment = {**os.environ, "VAR_DIR": str(tmp_path), **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=settings.BASE_DIR,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_deploy_check_passes_with_production_settings(tmp_path):
+    result = deploy_check(tmp_path, **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_deploy_check_fails_without_https(tmp_path):
+    result = deploy_check(tmp_path, **{**PRODUCTION, "HTTPS": "false"})
+    assert result.returncode != 0
+    assert "SECURE_SSL_REDIRECT" in result.stdout + result.stderr
+
+
+def test_local_defaults_serve_plain_http():
+    assert not settings.SECURE_SSL_REDIRECT and not settings.SESSION_COOKIE_SECURE
+    assert settings.SECURE_HSTS_SECONDS == 0
+
+
+@pytest.mark.django_db
+def test_admin_pages_carry_security_headers():
+    response = Client().get("/admin/login/")
+    assert response.status_code == 200
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+@pytest.mark.django_db
+def test_the_api_is_not_given_the_admin_policy(api):
+    assert "Content-Security-Policy" not in api.get("/api/me")
