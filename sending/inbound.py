@@ -61,16 +61,9 @@ def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def event_time(raw: Any) -> datetime:
-    """Graph's timestamps are epoch seconds as strings; a bad one means "now"."""
-    try:
-        return datetime.fromtimestamp(int(str(raw)), tz=UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return datetime.now(UTC)
-
-
 def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
     summary = WebhookSummary()
+    status_items: list[dict] = []
     for entry in as_list(payload.get("entry")):
         for change in as_list(as_dict(entry).get("changes")):
             change = as_dict(change)
@@ -82,10 +75,10 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 str(c.get("wa_id")): as_dict(c.get("profile")).get("name")
                 for c in map(as_dict, as_list(value.get("contacts")))
             }
-            for status in as_list(value.get("statuses")):
-                guarded(record_status, organization, as_dict(status), summary)
+            status_items += map(as_dict, as_list(value.get("statuses")))
             for message in as_list(value.get("messages")):
                 guarded(record_message, organization, as_dict(message), summary, profiles)
+    record_statuses(organization, status_items, summary)
     for chat_id in summary.replies:
         transaction.on_commit(lambda chat_id=chat_id: schedule_auto_reply(chat_id))
     return summary
@@ -97,50 +90,120 @@ def guarded(handler, organization, item, summary, *args) -> None:
         with transaction.atomic():
             handler(organization, item, summary, *args)
     except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
-        summary.skipped += 1
-        logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+        skip(organization, summary, error)
 
 
-def record_status(organization: Organization, item: dict, summary: WebhookSummary) -> None:
+def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
+    summary.skipped += 1
+    logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    wam_id: str
+    status: str
+    timestamp: datetime
+    error: dict
+
+    @property
+    def key(self) -> tuple[str, str, datetime]:
+        return (self.wam_id, self.status, self.timestamp)
+
+    @property
+    def error_code(self) -> int | None:
+        code = self.error.get("code")
+        # Graph's codes are small; anything else would not fit the column.
+        return code if isinstance(code, int) and 0 <= code < 2**31 else None
+
+    @property
+    def error_title(self) -> str:
+        return str(self.error.get("title") or self.error.get("message") or "")[:255]
+
+
+def parse_status(item: dict) -> StatusUpdate:
     wam_id, status = str(item["id"]), str(item["status"])
+    if not 0 < len(wam_id) <= 255:
+        raise ValueError(f"bad message id {wam_id[:40]!r}")
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
-    error = as_dict(as_list(item.get("errors"))[0]) if as_list(item.get("errors")) else {}
-    chat = Chat.objects.filter(organization=organization, wam_id=wam_id).first()
-    try:
-        with transaction.atomic():
-            ChatStatusEvent.objects.create(
-                organization=organization,
-                chat=chat,  # None: a status for a message we do not know is kept aside
-                wam_id=wam_id,
-                status=status,
-                timestamp=event_time(item.get("timestamp")),
-                error_code=error.get("code") if isinstance(error.get("code"), int) else None,
-                error_title=str(error.get("title") or error.get("message") or "")[:255],
-                error_details=error or None,
-            )
-    except IntegrityError:
-        summary.duplicates += 1
+    timestamp = datetime.fromtimestamp(int(str(item["timestamp"])), tz=UTC)
+    errors = as_list(item.get("errors"))
+    return StatusUpdate(wam_id, status, timestamp, as_dict(errors[0]) if errors else {})
+
+
+def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
+    """Store a delivery's status events and move their chats forward, in a few queries
+    whatever the number of events (a busy number sends hundreds per delivery)."""
+    updates: list[StatusUpdate] = []
+    for item in items:
+        try:
+            updates.append(parse_status(item))
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
+            skip(organization, summary, error)
+    if not updates:
         return
-    summary.statuses += 1
-    if chat is not None:
-        advance_status(chat, status, error)
-
-
-def advance_status(chat: Chat, status: str, error: dict) -> None:
-    """Move forward only, with a conditional update so concurrent deliveries cannot
-    move a chat backwards. `failed` is terminal and records its error."""
-    chats = Chat.objects.filter(pk=chat.pk)
-    if status == ChatStatus.FAILED:
-        chats.update(
-            status=ChatStatus.FAILED,
-            error_code=error.get("code") if isinstance(error.get("code"), int) else None,
-            error_title=str(error.get("title") or error.get("message") or ""),
-            error_details=error or None,
+    wam_ids = {update.wam_id for update in updates}
+    chats = {
+        chat.wam_id: chat
+        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
+    }
+    seen = set(
+        ChatStatusEvent.objects.filter(organization=organization, wam_id__in=wam_ids).values_list(
+            "wam_id", "status", "timestamp"
         )
-        return
-    lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
-    chats.filter(status__in=lower).update(status=status)
+    )
+    new: list[StatusUpdate] = []
+    for update in updates:
+        if update.key in seen:
+            summary.duplicates += 1
+            continue
+        seen.add(update.key)
+        new.append(update)
+    # ignore_conflicts: a concurrent delivery of the same events may have stored them
+    # since we looked; the unique constraint keeps each event once.
+    ChatStatusEvent.objects.bulk_create(
+        [
+            ChatStatusEvent(
+                organization=organization,
+                chat=chats.get(update.wam_id),  # None: kept aside, not an error
+                wam_id=update.wam_id,
+                status=update.status,
+                timestamp=update.timestamp,
+                error_code=update.error_code,
+                error_title=update.error_title,
+                error_details=update.error or None,
+            )
+            for update in new
+        ],
+        ignore_conflicts=True,
+    )
+    summary.statuses += len(new)
+    advance_statuses([update for update in new if update.wam_id in chats], chats)
+
+
+def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> None:
+    """Move each chat forward only, with conditional updates so that concurrent
+    deliveries cannot move a chat backwards either. `failed` is final and keeps its error."""
+    highest: dict[int, str] = {}
+    for update in updates:
+        chat = chats[update.wam_id]
+        if update.status == ChatStatus.FAILED:
+            Chat.objects.filter(pk=chat.pk).update(
+                status=ChatStatus.FAILED,
+                error_code=update.error_code,
+                error_title=update.error_title,
+                error_details=update.error or None,
+            )
+            highest[chat.pk] = ChatStatus.FAILED
+        elif highest.get(chat.pk) != ChatStatus.FAILED:
+            current = highest.get(chat.pk)
+            if current is None or STATUS_RANK[update.status] > STATUS_RANK[current]:
+                highest[chat.pk] = update.status
+    for status in (ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ):
+        ids = [pk for pk, target in highest.items() if target == status]
+        if ids:
+            lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
+            Chat.objects.filter(pk__in=ids, status__in=lower).update(status=status)
 
 
 def message_metadata(item: dict) -> tuple[dict, str | None]:

@@ -4,7 +4,7 @@ from itertools import permutations
 
 import pytest
 
-from sending.models import ChatStatusEvent
+from sending.models import Chat, ChatStatusEvent
 from tests.inbound.conftest import deliver, envelope, status, statuses
 from tests.sending.factories import ChatFactory
 
@@ -119,9 +119,14 @@ def test_chat_detail_shows_the_status_history(webhook_org, chat, api):
     ]
 
 
-def test_webhook_query_count_is_pinned(webhook_org, chat, django_assert_num_queries):
-    payload = envelope(statuses(status("wamid.OUT1", "delivered", 100)))
-    # organization; the delivery's savepoint; the item's savepoint, chat look-up, the event's
-    # savepoint, insert and release, the status update, the item's and delivery's releases
-    with django_assert_num_queries(10):
-        deliver(webhook_org, payload)
+@pytest.mark.parametrize("count", [1, 100])
+def test_a_delivery_costs_the_same_queries_for_1_or_100_statuses(
+    webhook_org, count, django_assert_num_queries
+):
+    chats = ChatFactory.create_batch(count, organization=webhook_org)
+    payload = envelope(statuses(*(status(chat.wam_id, "delivered", 100) for chat in chats)))
+    # organization; the delivery's savepoint; chats; known events; the insert; one
+    # update per status reached; the release
+    with django_assert_num_queries(7):
+        assert deliver(webhook_org, payload).json()["processed"]["statuses"] == count
+    assert all(chat.status == "delivered" for chat in Chat.objects.filter(type="outbound"))
