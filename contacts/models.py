@@ -55,18 +55,31 @@ class Contact(OrganizationRecord):
         return f"{self.first_name or ''} {self.last_name or ''}"
 
 
-class ContactCount(models.Model):
-    """How many live contacts an organization has.
+class ContactBlock(models.Model):
+    """How many live contacts an organization has, in all and per block of ids.
 
-    Kept by contacts.services in the same transaction as every create and delete, so
-    an unfiltered contact list reads its exact `meta.total` from one row instead of
-    counting up to a million rows per request (docs/performance.md).
+    Block b holds the live contacts with ids from b * SIZE to (b + 1) * SIZE - 1; the
+    row of block TOTAL (-1) holds all of them. contacts.services keeps both rows a
+    contact falls in, in the same transaction as every create and delete and in one
+    statement. The total gives an unfiltered list its exact `meta.total` without
+    counting up to a million rows, and the running sum of the blocks takes a deep page
+    to the block holding its first contact (docs/performance.md).
     """
 
-    organization = models.OneToOneField(
-        "accounts.Organization", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    SIZE = 1000
+    TOTAL = -1
+
+    # The unique (organization, block) index serves every look-up by organization.
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
     )
+    block = models.BigIntegerField()
     live = models.BigIntegerField(default=0)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "block"], name="unique_contact_block")
+        ]
+
     def __str__(self) -> str:
-        return f"{self.live} live contacts"
+        return f"{self.live} live contacts in block {self.block}"

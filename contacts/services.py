@@ -5,10 +5,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, models, transaction
+from django.db.models import BigIntegerField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from accounts.models import Organization
-from contacts.models import Contact, ContactCount, ContactGroup
+from contacts.models import Contact, ContactBlock, ContactGroup
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
@@ -36,50 +38,146 @@ def save_unique(record: models.Model, *, field: str, message: str) -> None:
         raise ValidationError({field: [message]}) from None
 
 
-# One statement that adds `delta` to the organization's live-contact counter, or starts
-# the counter when it has none yet. A missing counter is started from a count made in
-# this transaction, so it already includes this transaction's own change; if another
-# transaction starts it at the same time, ON CONFLICT waits for that one to commit and
-# then adds our delta to its count, which could not see our uncommitted row. When the
-# counter exists, NOT EXISTS is false, so the count reads no contact row at all.
-ADJUST_COUNT_SQL = """
-INSERT INTO {counter} (organization_id, live)
-SELECT %s, COUNT(*) FROM {contact}
-WHERE organization_id = %s AND deleted_at IS NULL
-  AND NOT EXISTS (SELECT 1 FROM {counter} WHERE organization_id = %s)
-ON CONFLICT (organization_id) DO UPDATE SET live = {counter}.live + %s
+# The largest id a contact can have (a 64-bit key): the total's row covers every id.
+MAX_ID = 2**63 - 1
+
+# One row of the statement below: `delta` for the organization's row of one block of ids
+# [low, high), or the start of that row when it has none yet. A missing row is started
+# from a count made in this transaction, so it already includes this transaction's own
+# change; if another transaction starts it at the same time, ON CONFLICT waits for that
+# one to commit and then adds our delta to its count, which could not see our
+# uncommitted row. When the row exists, NOT EXISTS is false, so the count reads no
+# contact at all (and COUNT(*) still yields the one row that goes to ON CONFLICT).
+ADJUST_ROW_SQL = """
+SELECT %s, %s, COUNT(*) FROM {contact}
+WHERE organization_id = %s AND deleted_at IS NULL AND id >= %s AND id < %s
+  AND NOT EXISTS (SELECT 1 FROM {blocks} WHERE organization_id = %s AND block = %s)
+"""
+# Both rows a contact counts in, the total's and its block's, in one statement: a write
+# costs one query, as it did with the total alone, and the two always agree.
+ADJUST_COUNTS_SQL = """
+INSERT INTO {blocks} (organization_id, block, live)
+{total_row} UNION ALL {block_row}
+ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
 """
 
-# The counter, or a plain count for an organization whose counter has not started
-# (contacts written before it existed, or by hand). COALESCE stops at the first value,
-# so the count runs only when there is no counter row.
+# The total, or a plain count for an organization whose total has not started (contacts
+# written before it existed, or by hand). COALESCE stops at the first value, so the
+# count runs only when there is no total row.
 LIVE_COUNT_SQL = """
 SELECT COALESCE(
-  (SELECT live FROM {counter} WHERE organization_id = %s),
+  (SELECT live FROM {blocks} WHERE organization_id = %s AND block = %s),
   (SELECT COUNT(*) FROM {contact} WHERE organization_id = %s AND deleted_at IS NULL)
 )
 """
 
+# The first id of the page at `offset` in the organization's live contacts by id, found
+# without walking `offset` index entries: the running sum of the blocks picks the block
+# holding that contact, and at most SIZE index entries are skipped inside it. The blocks
+# are trusted only when they add up to the total; otherwise (contacts written before
+# the blocks existed, or by hand) the answer is NULL and the caller skips entries as
+# before. Past the last contact it is MAX_ID: an empty page, without a scan.
+PAGE_START_SQL = """
+WITH sums AS (
+  SELECT block, live, SUM(live) OVER (ORDER BY block) AS running
+  FROM {blocks} WHERE organization_id = %(org)s AND block >= 0
+), found AS (
+  SELECT block, CAST(%(offset)s - (running - live) AS BIGINT) AS skip FROM sums
+  WHERE running > %(offset)s ORDER BY block LIMIT 1
+)
+SELECT CASE
+  WHEN (SELECT SUM(live) FROM {blocks} WHERE organization_id = %(org)s AND block >= 0)
+     = (SELECT live FROM {blocks} WHERE organization_id = %(org)s AND block = %(total)s)
+  THEN COALESCE(
+    (SELECT id FROM {contact}
+     WHERE organization_id = %(org)s AND deleted_at IS NULL
+       AND id >= (SELECT block * %(size)s FROM found)
+     ORDER BY id LIMIT 1 OFFSET (SELECT COALESCE(MAX(skip), 0) FROM found)),
+    %(max_id)s)
+END
+"""
+
+# Every row of one organization counted afresh, for contacts loaded in bulk without the
+# services (the benchmark's seed). Not for use while others write its contacts.
+RECOUNT_SQL = """
+INSERT INTO {blocks} (organization_id, block, live)
+SELECT organization_id, %(total)s, COUNT(*) FROM {contact}
+WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id
+UNION ALL
+SELECT organization_id, id / %(size)s, COUNT(*) FROM {contact}
+WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id, id / %(size)s
+"""
+
+
+def literal_sql(template: str, **values: int) -> str:
+    """The template with its tables and integer values in place.
+
+    Integers only, so nothing can be injected; inlined because the statement is embedded
+    in the ORM's own (positional) parameters, and so that PostgreSQL sees the same
+    `id / 1000` in SELECT and GROUP BY.
+    """
+    return template.format(**table_names()) % {name: int(value) for name, value in values.items()}
+
 
 def table_names() -> dict[str, str]:
     quote = connection.ops.quote_name
-    return {"counter": quote(ContactCount._meta.db_table), "contact": quote(Contact._meta.db_table)}
+    return {"blocks": quote(ContactBlock._meta.db_table), "contact": quote(Contact._meta.db_table)}
 
 
-def adjust_live_count(*, organization_id: int, delta: int) -> None:
-    """Must run in the transaction that creates or deletes the contacts."""
+def adjust_row(organization_id: int, block: int, low: int, high: int) -> tuple[str, list]:
+    sql = ADJUST_ROW_SQL.format(**table_names())
+    return sql, [organization_id, block, organization_id, low, high, organization_id, block]
+
+
+def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> None:
+    """Adds `delta` to the organization's total and to the block of `contact_id`.
+
+    Must run in the transaction that creates or deletes the contact. A delta of 0 only
+    starts the two rows when they are missing.
+    """
+    block = contact_id // ContactBlock.SIZE
+    total_sql, total_params = adjust_row(organization_id, ContactBlock.TOTAL, 0, MAX_ID)
+    block_sql, block_params = adjust_row(
+        organization_id, block, block * ContactBlock.SIZE, (block + 1) * ContactBlock.SIZE
+    )
+    sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
     with connection.cursor() as cursor:
-        cursor.execute(
-            ADJUST_COUNT_SQL.format(**table_names()),
-            [organization_id, organization_id, organization_id, delta],
-        )
+        cursor.execute(sql, [*total_params, *block_params, delta])
 
 
 def live_contact_count(*, organization_id: int) -> int:
     """The exact number of the organization's live contacts, without counting them."""
     with connection.cursor() as cursor:
-        cursor.execute(LIVE_COUNT_SQL.format(**table_names()), [organization_id, organization_id])
+        cursor.execute(
+            LIVE_COUNT_SQL.format(**table_names()),
+            [organization_id, ContactBlock.TOTAL, organization_id],
+        )
         return cursor.fetchone()[0]
+
+
+def page_start(*, organization_id: int, offset: int) -> RawSQL:
+    """An SQL expression for the id of the organization's live contact at `offset` (by
+    id), NULL when its blocks cannot tell; see PAGE_START_SQL."""
+    sql = literal_sql(
+        PAGE_START_SQL,
+        org=organization_id,
+        offset=offset,
+        size=ContactBlock.SIZE,
+        total=ContactBlock.TOTAL,
+        max_id=MAX_ID,
+    )
+    return RawSQL(sql, [], output_field=BigIntegerField())
+
+
+def recount_contact_blocks(*, organization_id: int) -> None:
+    """Counts the organization's total and blocks afresh, after a bulk load that bypassed
+    the services. Not safe while its contacts are being written."""
+    ContactBlock.objects.filter(organization_id=organization_id).delete()
+    sql = literal_sql(
+        RECOUNT_SQL, org=organization_id, size=ContactBlock.SIZE, total=ContactBlock.TOTAL
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
 
 
 def full_address(address: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -112,12 +210,12 @@ def create_contact(
         is_favorite=is_favorite,
         created_by=created_by,
     )
-    # No look-up first: the partial unique index is the check, and the counter write
+    # No look-up first: the partial unique index is the check, and the count write
     # takes that query's place, so a create costs what it did before the counter.
     try:
         with transaction.atomic():
             contact.save()
-            adjust_live_count(organization_id=organization.pk, delta=1)
+            adjust_live_count(organization_id=organization.pk, contact_id=contact.pk, delta=1)
     except IntegrityError:
         raise ValidationError({"phone": [DUPLICATE_PHONE]}) from None
     return contact
@@ -141,7 +239,9 @@ def delete_contact(*, contact: Contact) -> None:
             Contact.objects.live().filter(pk=contact.pk).update(deleted_at=now, updated_at=now)
         )
         if deleted:
-            adjust_live_count(organization_id=contact.organization_id, delta=-1)
+            adjust_live_count(
+                organization_id=contact.organization_id, contact_id=contact.pk, delta=-1
+            )
     contact.deleted_at = contact.updated_at = now
 
 

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Subquery
+from django.db.models.functions import Coalesce
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -53,18 +54,26 @@ def id_direction(queryset) -> str | None:
     return {"id": "asc", "pk": "asc", "-id": "desc", "-pk": "desc"}.get(first)
 
 
-def page_rows(queryset, offset: int, limit: int) -> list[Any]:
+def page_rows(queryset, offset: int, limit: int, start=None) -> list[Any]:
     """The rows of one page.
 
-    Ordered by id, a deep page is found by its first id: the subquery walks only the
-    narrow (organization, id) index to skip `offset` entries (an index-only scan on
-    PostgreSQL), and the page is then read from that id on. A plain OFFSET would
-    fetch and throw away every skipped row. Still one query, on one snapshot.
+    Ordered by id, a page is found by its first id: the subquery walks only the narrow
+    (organization, id) index to skip `offset` entries (an index-only scan on
+    PostgreSQL), and the page is then read from that id on. A plain OFFSET would fetch
+    and throw away every skipped row. Page 1 goes the same way: with a plain
+    `ORDER BY id LIMIT 10`, PostgreSQL walks the primary key through every other
+    organization's older rows when one organization holds most of the table (40 ms
+    instead of 1 ms at a million contacts). Still one query, on one snapshot.
+
+    `start`, an SQL expression from the view for an ascending list, can find the first
+    id without the walk (ContactViewSet.page_start); where it is NULL, the walk runs.
     """
     direction = id_direction(queryset)
-    if offset == 0 or direction is None:
+    if direction is None:
         return list(queryset[offset : offset + limit])
     first_id = Subquery(queryset.values("pk")[offset : offset + 1])
+    if start is not None and direction == "asc":
+        first_id = Coalesce(start, first_id)
     bound = {"pk__gte": first_id} if direction == "asc" else {"pk__lte": first_id}
     return list(queryset.filter(**bound)[:limit])
 
@@ -83,7 +92,11 @@ class LaravelPagination(BasePagination):
         )
         self.view = view
         offset = (self.page - 1) * self.per_page
-        items = page_rows(queryset, offset, self.per_page)
+        start = self.page_start(queryset, offset)
+        if start is None:
+            items = page_rows(queryset, offset, self.per_page)
+        else:  # the view can find the page's first id itself
+            items = page_rows(queryset, offset, self.per_page, start)
         # A partly filled page tells the total by itself; only a full or empty one needs a count.
         if items and len(items) < self.per_page:
             self.total = offset + len(items)
@@ -92,6 +105,11 @@ class LaravelPagination(BasePagination):
         else:
             self.total = self.count(queryset)
         return items
+
+    def page_start(self, queryset, offset: int):
+        """The view's own way to find the page's first id, if it has one (see ContactViewSet)."""
+        page_start = getattr(self.view, "page_start", None)
+        return page_start(queryset, offset) if page_start else None
 
     def count(self, queryset) -> int:
         """The view's own exact total when it has a cheaper one (see ContactViewSet)."""
