@@ -92,11 +92,7 @@ class LaravelPagination(BasePagination):
         )
         self.view = view
         offset = (self.page - 1) * self.per_page
-        start = self.page_start(queryset, offset)
-        if start is None:
-            items = page_rows(queryset, offset, self.per_page)
-        else:  # the view can find the page's first id itself
-            items = page_rows(queryset, offset, self.per_page, start)
+        items = page_rows(queryset, offset, self.per_page, self.page_start(queryset, offset))
         # A partly filled page tells the total by itself; only a full or empty one needs a count.
         if items and len(items) < self.per_page:
             self.total = offset + len(items)

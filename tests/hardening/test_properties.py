@@ -118,7 +118,9 @@ def paginate(items: list[int], page: int, per_page: int) -> dict:
     paginator = LaravelPagination()
     with (
         mock.patch.object(
-            pagination, "page_rows", lambda rows, offset, limit: rows[offset : offset + limit]
+            pagination,
+            "page_rows",
+            lambda rows, offset, limit, start=None: rows[offset : offset + limit],
         ),
         mock.patch.object(LaravelPagination, "count", lambda self, rows: len(rows)),
     ):
