@@ -8,7 +8,8 @@
 
 Unscripted requests get the Cloud API's success answers: a message id for
 `POST /{phone_number_id}/messages` and an empty list for a GET. Each scripted
-reply can be delayed, be an arbitrary body (an HTML 500 page) or reset the connection.
+reply can be delayed, be an arbitrary body (an HTML 500 page), reset the connection,
+hang up without answering or cut its body short.
 """
 
 import itertools
@@ -32,6 +33,8 @@ class Reply:
     content_type: str = "application/json"
     delay: float = 0.0  # seconds before answering
     reset: bool = False  # close the connection with a TCP reset instead of answering
+    hang_up: bool = False  # read the request, then close cleanly without a status line
+    cut_after: int | None = None  # promise the whole body, send this many bytes, close
 
 
 @dataclass
@@ -102,6 +105,11 @@ class FakeCloudApi:
         with self.lock:
             self.replies.append(Reply(status=status, json=json, **kwargs))
 
+    def fault(self, **kwargs: Any) -> None:
+        """Script the next answer by its fields alone (`reset=True`, `hang_up=True`...)."""
+        with self.lock:
+            self.replies.append(Reply(**kwargs))
+
     def next_reply(self, request: RecordedRequest) -> Reply:
         if self.on_request is not None:
             self.on_request(request)
@@ -157,6 +165,9 @@ class FakeCloudApi:
                 reply = fake.next_reply(recorded)
                 if reply.delay:
                     threading.Event().wait(reply.delay)
+                if reply.hang_up:
+                    self.close_connection = True  # the server closes the socket (FIN)
+                    return
                 if reply.reset:
                     # SO_LINGER with a zero timeout makes close() send a TCP RST.
                     self.connection.setsockopt(
@@ -170,6 +181,9 @@ class FakeCloudApi:
                 self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(content)))
                 self.end_headers()
-                self.wfile.write(content)
+                self.wfile.write(content if reply.cut_after is None else content[: reply.cut_after])
+                if reply.cut_after is not None:
+                    self.wfile.flush()
+                    self.close_connection = True
 
         return Handler

@@ -22,6 +22,14 @@ from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture
+def cloud_webhook_org(cloud_org):
+    """Organization A on the fake Cloud API, able to receive signed webhooks."""
+    cloud_org.app_secret = APP_SECRET
+    cloud_org.save(update_fields=["app_secret"])
+    return cloud_org
+
+
 def canned(org, trigger, criteria="contains", text="Auto answer"):
     return reply_services.create_canned_reply(
         organization=org, name=trigger, trigger=trigger, match_criteria=criteria, response=text
@@ -157,15 +165,8 @@ def test_media_is_recorded_not_matched(webhook_org):
     assert replies_sent(webhook_org) == []
 
 
-def test_auto_reply_leaves_through_the_cloud_api(org_a, graph):
-    from sending import services
-
-    org = services.configure_channel(
-        organization=org_a,
-        phone_number_id="106540352242922",
-        access_token="EAAJB-token",
-        app_secret=APP_SECRET,
-    )
+def test_auto_reply_leaves_through_the_cloud_api(cloud_webhook_org, graph):
+    org = cloud_webhook_org
     canned(org, "hours", text="9 to 5")
     deliver(org, envelope(text_message("what are your hours?")))
     wait_for_auto_replies()
@@ -176,15 +177,8 @@ def test_auto_reply_leaves_through_the_cloud_api(org_a, graph):
     assert Chat.objects.get(type="outbound").status == "accepted"
 
 
-def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(org_a, graph):
-    from sending import services
-
-    org = services.configure_channel(
-        organization=org_a,
-        phone_number_id="106540352242922",
-        access_token="EAAJB-token",
-        app_secret=APP_SECRET,
-    )
+def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(cloud_webhook_org, graph):
+    org = cloud_webhook_org
     canned(org, "hours", text="9 to 5")
     graph.reply(400, graph_error(131047, "Re-engagement message"))
     response = deliver(org, envelope(text_message("hours?")))
@@ -194,18 +188,11 @@ def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(org_a, graph
     assert failed.status == "failed" and failed.error_code == 131047
 
 
-def test_a_slow_channel_does_not_slow_the_webhook(org_a, graph, settings):
+def test_a_slow_channel_does_not_slow_the_webhook(cloud_webhook_org, graph, settings):
     import time
 
-    from sending import services
-
+    org = cloud_webhook_org
     settings.WHATSAPP_TIMEOUT = 3
-    org = services.configure_channel(
-        organization=org_a,
-        phone_number_id="106540352242922",
-        access_token="EAAJB-token",
-        app_secret=APP_SECRET,
-    )
     canned(org, "hours", text="9 to 5")
     success = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW"}]}
     graph.reply(200, success, delay=1.5)
