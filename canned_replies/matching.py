@@ -34,6 +34,7 @@ class ReplyIndex:
     starts: dict[str, int] = field(default_factory=dict)
     ends: dict[str, int] = field(default_factory=dict)
     contains: dict[str, int] = field(default_factory=dict)
+    replies: dict[int, CannedReply] = field(default_factory=dict)  # by id, for the answer
 
     @classmethod
     def build(cls, replies: list[tuple[int, str, str]]) -> "ReplyIndex":
@@ -156,20 +157,21 @@ def index_for(organization_id: int) -> ReplyIndex:
     cached = _indexes.get(organization_id)
     if cached is not None and cached[0] == version:
         return cached[1]
-    rows = list(
-        CannedReply.objects.live()
-        .filter(organization_id=organization_id)
-        .values_list("id", "trigger", "match_criteria")
-    )
-    index = ReplyIndex.build(rows)
+    replies = list(CannedReply.objects.live().filter(organization_id=organization_id))
+    index = ReplyIndex.build([(r.id, r.trigger, r.match_criteria) for r in replies])
+    # The replies themselves come along, so that answering a message needs no query.
+    index.replies = {reply.id: reply for reply in replies}
     with _lock:
         _indexes[organization_id] = (version, index)
     return index
 
 
 def find_reply(*, organization, text: str) -> CannedReply | None:
-    """The organization's canned reply that answers `text`, or None."""
-    reply_id = index_for(organization.id).match(text)
-    if reply_id is None:
-        return None
-    return CannedReply.objects.live().filter(pk=reply_id).first()
+    """The organization's canned reply that answers `text`, or None.
+
+    The reply is the one read when the index was built, which is as fresh as the index:
+    any write to the organization's replies rebuilds both.
+    """
+    index = index_for(organization.id)
+    reply_id = index.match(text)
+    return None if reply_id is None else index.replies[reply_id]

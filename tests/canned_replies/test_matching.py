@@ -90,11 +90,14 @@ def test_no_match_and_empty_text(org_a):
 
 def test_a_cached_index_costs_no_query_per_message(org_a, django_assert_num_queries):
     for n in range(50):
-        reply(org_a, f"trigger {n}")
+        reply(org_a, f"trigger {n}", text=f"answer {n}")
     find_reply(organization=org_a, text="warm up")
-    with django_assert_num_queries(0):
+    with django_assert_num_queries(0):  # a match included: the reply comes with the index
         for _ in range(10):
             assert find_reply(organization=org_a, text="nothing here") is None
+            assert (
+                find_reply(organization=org_a, text="about trigger 42").response_text == "answer 42"
+            )
 
 
 def brute_force(rows, text):
