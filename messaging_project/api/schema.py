@@ -152,12 +152,17 @@ def detail_of(record: type[serializers.Serializer], name: str) -> type[serialize
 # Records: what the represent functions return -------------------------------------------
 
 
-class ContactRecordSerializer(serializers.Serializer):
-    """A contact as `contacts.api.serializers.contact_data` writes it."""
-
+# What every stored record starts with. (No docstring: it would become the description
+# of the subclasses that have none.)
+class RecordSerializer(serializers.Serializer):
     id = integer()
     uuid = serializers.UUIDField()
     organization_id = integer()
+
+
+class ContactRecordSerializer(RecordSerializer):
+    """A contact as `contacts.api.serializers.contact_data` writes it."""
+
     first_name = text(null=True)
     last_name = text(null=True)
     phone = text("Digits only, country code first, no plus.")
@@ -177,10 +182,7 @@ class ContactRecordSerializer(serializers.Serializer):
     full_name = text("First and last name joined by one space.")
 
 
-class ContactGroupRecordSerializer(serializers.Serializer):
-    id = integer()
-    uuid = serializers.UUIDField()
-    organization_id = integer()
+class ContactGroupRecordSerializer(RecordSerializer):
     name = text()
     created_by = integer()
     created_at = text(ISO_DATETIME)
@@ -188,12 +190,9 @@ class ContactGroupRecordSerializer(serializers.Serializer):
     deleted_at = text(ISO_DATETIME, null=True)
 
 
-class CannedReplyRecordSerializer(serializers.Serializer):
+class CannedReplyRecordSerializer(RecordSerializer):
     """The stored form: the request's `response_type` and `response` become `metadata`."""
 
-    id = integer()
-    uuid = serializers.UUIDField()
-    organization_id = integer()
     name = text()
     trigger = text()
     match_criteria = serializers.ChoiceField(choices=MatchCriteria.choices)
@@ -205,12 +204,9 @@ class CannedReplyRecordSerializer(serializers.Serializer):
     updated_at = text(LARAVEL_DATETIME)
 
 
-class TemplateChatRecordSerializer(serializers.Serializer):
+class TemplateChatRecordSerializer(RecordSerializer):
     """The chat in a template send's answer: no contact and no deletion fields."""
 
-    id = integer()
-    uuid = serializers.UUIDField()
-    organization_id = integer()
     wam_id = text("The channel's message id.", null=True)
     contact_id = integer()
     type = serializers.ChoiceField(choices=ChatType.choices)
@@ -252,10 +248,7 @@ class ChatDetailRecordSerializer(ChatRecordSerializer):
     statuses = ChatStatusEventSerializer(many=True, help_text="Status updates, oldest first.")
 
 
-class TemplateRecordSerializer(serializers.Serializer):
-    id = integer()
-    uuid = serializers.UUIDField()
-    organization_id = integer()
+class TemplateRecordSerializer(RecordSerializer):
     name = text()
     language = text()
     category = text()
