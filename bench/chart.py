@@ -37,11 +37,10 @@ def draw(report: dict, path: Path) -> None:
     growth.set_ylim(bottom=0)
     growth.legend()
 
-    connections = rows[0]["connections"] if rows else 0
     m = report["machine"]
     figure.suptitle(
-        f"make bench: {m['cpus']} cores, {connections} connections, "
-        f"{report['seconds_per_scenario']} s per scenario ({report['started_at']})"
+        f"make bench: {m['cpus']} cores, {report['server']['workers']} workers x "
+        f"{report['server']['threads']} threads ({report['started_at']})"
     )
     figure.tight_layout()
     figure.savefig(path, dpi=100)

@@ -9,8 +9,12 @@ import asyncio
 import itertools
 import json
 import sys
+import uuid
 
 ids = itertools.count(1)
+# Message ids are unique across stand-ins too, as Graph's are: a database kept from an
+# earlier run (--keep-database) must not see an id again.
+RUN = uuid.uuid4().hex[:8]
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float):
@@ -33,7 +37,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, del
                 {
                     "messaging_product": "whatsapp",
                     "contacts": [{"input": to, "wa_id": to}],
-                    "messages": [{"id": f"wamid.stub.{next(ids)}"}],
+                    "messages": [{"id": f"wamid.stub.{RUN}.{next(ids)}"}],
                 }
             ).encode()
             writer.write(

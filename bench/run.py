@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import math
 import os
 import platform
 import shutil
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +45,7 @@ LUA = ROOT / "bench" / "wrk" / "scenario.lua"
 ADMIN_URL = os.environ.get("BENCH_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_PORT = 6379
 BURST_CLIENTS, BURST_REQUESTS_EACH, BURST_LIMIT = 8, 25, 60
+SEND_RATE = 80  # WhatsApp's default throughput per number, messages a second
 
 FULL = {
     "contacts": [10_000, 100_000, 1_000_000],
@@ -50,6 +53,10 @@ FULL = {
     "chats": 3200,
     "duration": 12,
     "warmup": 2,
+    # The no-op, the lists and the deep page are compared with each other, so they run
+    # in turns (rounds x seconds each) and a busy moment of the machine costs them alike.
+    "rounds": 4,
+    "round_seconds": 3,
 }
 QUICK = {
     "contacts": [1_000, 5_000, 20_000],
@@ -57,6 +64,8 @@ QUICK = {
     "chats": 800,
     "duration": 2,
     "warmup": 1,
+    "rounds": 2,
+    "round_seconds": 1,
 }
 
 
@@ -249,7 +258,7 @@ def peak_rss_mib(pid: int) -> float | None:
 # Load.
 
 
-def run_wrk(
+def wrk_once(
     base: str,
     *,
     method: str = "GET",
@@ -259,14 +268,16 @@ def run_wrk(
     body: bytes | None = None,
     signed: list[tuple[str, bytes]] | None = None,
     new_phone: bool = False,
+    rate: float | None = None,
     connections: int,
     duration: float,
     scratch: Path,
 ) -> dict:
+    """One wrk run; its counts and whole latency histogram (see bench/wrk/scenario.lua)."""
     all_headers = {"Accept": "application/json", **(headers or {})}
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
-    if body is not None or new_phone:
+    if body is not None or new_phone or signed:
         all_headers["Content-Type"] = "application/json"
     env = {
         **os.environ,
@@ -277,13 +288,12 @@ def run_wrk(
         "BENCH_PHONE_BASE": str(int(time.time() * 1000) % 10_000_000 * 10),
         "BENCH_BODY_FILE": "",
         "BENCH_SIGNED_FILE": "",
+        "BENCH_RATE": str(rate or 0),
     }
     if signed:
         signed_file = scratch / f"signed-{uuid.uuid4().hex[:8]}.tsv"
         signed_file.write_bytes(b"".join(f"{sig}\t".encode() + raw + b"\n" for sig, raw in signed))
         env["BENCH_SIGNED_FILE"] = str(signed_file)
-        all_headers["Content-Type"] = "application/json"
-        env["BENCH_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in all_headers.items())
     if body is not None:
         body_file = scratch / f"body-{uuid.uuid4().hex[:8]}.json"
         body_file.write_bytes(body)
@@ -302,24 +312,57 @@ def run_wrk(
     output = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     for line in output.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
-            raw = json.loads(line.removeprefix("BENCH_RESULT "))
-            seconds = raw["duration_us"] / 1e6
-            errors = raw["errors"]
-            return {
-                "requests": raw["requests"],
-                "rps": round(raw["requests"] / seconds, 1),
-                "p50_ms": round(raw["p50_us"] / 1000, 2),
-                "p90_ms": round(raw["p90_us"] / 1000, 2),
-                "p99_ms": round(raw["p99_us"] / 1000, 2),
-                "max_ms": round(raw["max_us"] / 1000, 2),
-                "non_2xx": errors["status"],
-                "socket_errors": errors["connect"]
-                + errors["read"]
-                + errors["write"]
-                + errors["timeout"],
-                "connections": connections,
-            }
+            return json.loads(line.removeprefix("BENCH_RESULT "))
     raise RuntimeError(f"wrk gave no result for {path}:\n{output.stdout}\n{output.stderr}")
+
+
+def summarize(runs: list[dict], *, connections: int, rate: float | None = None) -> dict:
+    """One scenario's figures from one or more wrk runs: their histograms merged, so the
+    percentiles are exact over every request of every run."""
+    histogram: Counter[int] = Counter()
+    for run in runs:
+        for value, count in run["histogram_us"]:
+            histogram[value] += count
+    answered = sum(histogram.values())
+    values = sorted(histogram)
+
+    def percentile(p: float) -> float:
+        rank, seen = max(1, math.ceil(p / 100 * answered)), 0
+        for value in values:
+            seen += histogram[value]
+            if seen >= rank:
+                return round(value / 1000, 2)
+        return 0.0
+
+    seconds = sum(run["duration_us"] for run in runs) / 1e6
+    errors = Counter()
+    for run in runs:
+        errors.update(run["errors"])
+    row = {
+        "requests": sum(run["requests"] for run in runs),
+        "rps": round(sum(run["requests"] for run in runs) / seconds, 1),
+        "p50_ms": percentile(50),
+        "p90_ms": percentile(90),
+        "p99_ms": percentile(99),
+        "max_ms": round(values[-1] / 1000, 2) if values else 0.0,
+        "non_2xx": errors["status"],
+        "socket_errors": errors["connect"] + errors["read"] + errors["write"] + errors["timeout"],
+        "connections": connections,
+        "seconds": round(seconds, 1),
+        "runs": len(runs),
+    }
+    if rate:
+        sent = sum(run["sent"] for run in runs)
+        row.update(
+            offered_rps=rate, sent_rps=round(sent / seconds, 1), late=sum(r["late"] for r in runs)
+        )
+    return row
+
+
+def run_wrk(base: str, **kwargs) -> dict:
+    return summarize(
+        [wrk_once(base, **kwargs)], connections=kwargs["connections"], rate=kwargs.get("rate")
+    )
 
 
 def check(
@@ -435,12 +478,14 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
     return [
         {
             "name": "noop",
+            "interleave": True,
             "label": "1. GET /api/me (no-op)",
             "path": "/api/me",
             "token": small["token"],
         },
         {
             "name": "list_small",
+            "interleave": True,
             "label": f"2. GET /api/contacts, {small['contacts']:,} contacts",
             "path": "/api/contacts",
             "token": small["token"],
@@ -448,6 +493,7 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
         },
         {
             "name": "list_middle",
+            "interleave": True,
             "label": f"2. GET /api/contacts, {middle['contacts']:,} contacts",
             "path": "/api/contacts",
             "token": middle["token"],
@@ -455,6 +501,7 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
         },
         {
             "name": "list_large",
+            "interleave": True,
             "label": f"2. GET /api/contacts, {large['contacts']:,} contacts",
             "path": "/api/contacts",
             "token": large["token"],
@@ -462,6 +509,7 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
         },
         {
             "name": "deep_page",
+            "interleave": True,
             "label": f"3. GET /api/contacts?page={deep_page:,} ({large['contacts']:,} contacts)",
             "path": f"/api/contacts?page={deep_page}",
             "token": large["token"],
@@ -484,11 +532,24 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
         },
         {
             "name": "send_cloud_api",
-            "label": "6. POST /api/send (Cloud API stand-in, 200 ms)",
+            "label": "6. POST /api/send (stand-in, 200 ms), as fast as it goes",
             "method": "POST",
             "path": "/api/send",
             "token": orgs["cloud_api"]["token"],
             "body": cloud_body.encode(),
+        },
+        {
+            # The target's own terms: 80 messages a second offered on a fixed schedule, so
+            # the latency is the send's and not the queue a closed loop builds in front
+            # of it (there, latency = connections / throughput by construction).
+            "name": "send_cloud_api_paced",
+            "label": f"6. POST /api/send (stand-in, 200 ms), {SEND_RATE} msg/s offered",
+            "method": "POST",
+            "path": "/api/send",
+            "token": orgs["cloud_api"]["token"],
+            "body": cloud_body.encode(),
+            "rate": SEND_RATE,
+            "connections": 64,
         },
         {
             "name": "webhook",
@@ -560,43 +621,13 @@ def main() -> None:
         base = f"http://127.0.0.1:{server.port}"
         log(f"gunicorn (make run) on {base}")
 
-        results = []
         only = set(args.only.split(",")) if args.only else None
-        for scenario in scenarios(config, seeded):
-            if only and scenario["name"] not in only and scenario["name"] != "noop":
-                continue
-            method = scenario.get("method", "GET")
-            if not scenario.get("new_phone") and not scenario.get("signed"):
-                status = check(
-                    base,
-                    method,
-                    scenario["path"],
-                    scenario.get("token", ""),
-                    scenario.get("body"),
-                    scenario.get("headers"),
-                )
-                scenario["check_status"] = status
-            kwargs = dict(
-                method=method,
-                path=scenario["path"],
-                token=scenario.get("token"),
-                headers=scenario.get("headers"),
-                body=scenario.get("body"),
-                signed=scenario.get("signed"),
-                new_phone=scenario.get("new_phone", False),
-                connections=scenario.get("connections", args.connections),
-                scratch=scratch,
-            )
-            run_wrk(base, duration=config["warmup"], **kwargs)
-            measured = run_wrk(base, duration=config["duration"], **kwargs)
-            row = {"name": scenario["name"], "label": scenario["label"], **measured}
-            if "size" in scenario:
-                row["organization_contacts"] = scenario["size"]
-            results.append(row)
-            log(
-                f"{scenario['label']}: {measured['rps']} req/s, p50 {measured['p50_ms']} ms, "
-                f"p99 {measured['p99_ms']} ms, non-2xx {measured['non_2xx']}"
-            )
+        chosen = [
+            scenario
+            for scenario in scenarios(config, seeded)
+            if not only or scenario["name"] in only or scenario["name"] == "noop"
+        ]
+        results = measure(base, chosen, config, args.connections, scratch)
         baseline = results[0]["rps"]
         for row in results:
             row["ratio_to_noop"] = round(row["rps"] / baseline, 3)
@@ -657,6 +688,7 @@ def main() -> None:
                 "cache": "redis" if env["REDIS_URL"] else "database",
             },
             "seconds_per_scenario": config["duration"],
+            "interleaved_rounds": [config["rounds"], config["round_seconds"]],
             "scenarios": results,
             "single_client": single,
             "worker_peak_rss_mib": memory,
@@ -677,6 +709,72 @@ def main() -> None:
         else:
             drop_database(db_name)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(
+    base: str, chosen: list[dict], config: dict, connections: int, scratch: Path
+) -> list[dict]:
+    """Each scenario after a warm-up: the interleaved ones in turns, the others in one go."""
+    runs: dict[str, list[dict]] = {}
+    options = {}
+    for scenario in chosen:
+        method = scenario.get("method", "GET")
+        if not scenario.get("new_phone") and not scenario.get("signed"):
+            scenario["check_status"] = check(
+                base,
+                method,
+                scenario["path"],
+                scenario.get("token", ""),
+                scenario.get("body"),
+                scenario.get("headers"),
+            )
+        options[scenario["name"]] = dict(
+            method=method,
+            path=scenario["path"],
+            token=scenario.get("token"),
+            headers=scenario.get("headers"),
+            body=scenario.get("body"),
+            signed=scenario.get("signed"),
+            new_phone=scenario.get("new_phone", False),
+            rate=scenario.get("rate"),
+            connections=scenario.get("connections", connections),
+            scratch=scratch,
+        )
+        wrk_once(base, duration=config["warmup"], **options[scenario["name"]])
+        if not scenario.get("interleave"):
+            runs[scenario["name"]] = [
+                wrk_once(base, duration=config["duration"], **options[scenario["name"]])
+            ]
+            report(scenario, runs[scenario["name"]], options)
+    interleaved = [scenario for scenario in chosen if scenario.get("interleave")]
+    for _ in range(config["rounds"]):
+        for scenario in interleaved:
+            run = wrk_once(base, duration=config["round_seconds"], **options[scenario["name"]])
+            runs.setdefault(scenario["name"], []).append(run)
+    for scenario in interleaved:
+        report(scenario, runs[scenario["name"]], options)
+
+    results = []
+    for scenario in chosen:
+        option = options[scenario["name"]]
+        measured = summarize(
+            runs[scenario["name"]], connections=option["connections"], rate=option["rate"]
+        )
+        row = {"name": scenario["name"], "label": scenario["label"], **measured}
+        if "size" in scenario:
+            row["organization_contacts"] = scenario["size"]
+        results.append(row)
+    return results
+
+
+def report(scenario: dict, runs: list[dict], options: dict) -> None:
+    option = options[scenario["name"]]
+    row = summarize(runs, connections=option["connections"], rate=option["rate"])
+    paced = f", sent {row['sent_rps']}/s, late {row['late']}" if option["rate"] else ""
+    log(
+        f"{scenario['label']}: {row['rps']} req/s, p50 {row['p50_ms']} ms, "
+        f"p99 {row['p99_ms']} ms, non-2xx {row['non_2xx']}{paced}"
+    )
 
 
 def make_default(name: str) -> int:
@@ -705,13 +803,17 @@ def targets(results: list[dict], single: dict, burst_result: dict, matching: dic
     if "deep_page" in by and "list_large" in by:
         ratio = round(by["deep_page"]["p50_ms"] / by["list_large"]["p50_ms"], 2)
         target("deep page p50 <= 3 x page 1 (under load)", ratio, ratio <= 3)
-    if "send_cloud_api" in by:
-        row = by["send_cloud_api"]
-        target(
-            "send via 200 ms Cloud API >= 80 msg/s",
-            row["rps"],
-            row["rps"] >= 80 and row["non_2xx"] == 0,
+    if "send_cloud_api_paced" in by:
+        row = by["send_cloud_api_paced"]
+        # Sustained: the offered rate was sent on schedule (a request more than 5 ms late
+        # means the server held every connection) and every send was answered 2xx.
+        sustained = (
+            row["sent_rps"] >= 0.98 * SEND_RATE
+            and row["late"] <= 0.01 * row["requests"]
+            and row["non_2xx"] == 0
+            and row["socket_errors"] == 0
         )
+        target(f"send via 200 ms Cloud API sustains {SEND_RATE} msg/s", row["sent_rps"], sustained)
         target("send via 200 ms Cloud API p99 < 600 ms", row["p99_ms"], row["p99_ms"] < 600)
     target(
         "rate limit lets exactly 60 through",
@@ -758,6 +860,12 @@ def print_table(report: dict) -> None:
             f"{row['label']:<58} {row['rps']:>8.1f} {row['p50_ms']:>8.2f} {row['p99_ms']:>8.2f} "
             f"{row['ratio_to_noop']:>6.2f} {row['non_2xx']:>7}"
         )
+    for row in report["scenarios"]:
+        if "offered_rps" in row:
+            print(
+                f"{row['label']}: {row['sent_rps']}/s sent of {row['offered_rps']}/s offered, "
+                f"{row['late']} late, {row['socket_errors']} socket errors"
+            )
     single = report["single_client"]
     print(
         f"\none client: page 1 p50 {single['page_1']['p50_ms']} ms, deep page p50 "

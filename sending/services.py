@@ -7,19 +7,22 @@ locks), then records the chat with the status the channel gave. A failed send is
 recorded too, as `failed` with the error, and the GatewayError goes on to the caller.
 """
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Channel, Organization
 from contacts.models import Contact
 from contacts.services import contact_for_phone
-from sending.gateway import Gateway, GatewayError, gateway_for
+from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
+
+logger = logging.getLogger(__name__)
 
 # Placeholders in a template's text: `{{1}}` (positional) or `{{first_name}}` (named).
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
@@ -184,26 +187,42 @@ def deliver(
     payload: dict[str, Any],
     metadata: dict[str, Any],
 ) -> SendResult:
-    with transaction.atomic():
-        contact = contact_for_phone(organization=organization, phone=phone)
+    contact = contact_for_phone(organization=organization, phone=phone)
     # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
     try:
         answer = gateway.send_message(payload)
+        message = answer["messages"][0]
+        status = message.get("message_status")
+        try:
+            with transaction.atomic():
+                chat = Chat.objects.create(
+                    organization=organization,
+                    contact=contact,
+                    type=ChatType.OUTBOUND,
+                    wam_id=message["id"],
+                    metadata=metadata,
+                    status=status if status in ChatStatus.values else ChatStatus.ACCEPTED,
+                )
+        except IntegrityError:
+            # The id is already one of this organization's messages: the status updates
+            # could not tell the two apart, so this answer cannot be trusted.
+            raise repeated_message_id(message["id"]) from None
     except GatewayError as error:
         record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
         raise
-    message = answer["messages"][0]
-    status = message.get("message_status")
-    chat = Chat.objects.create(
-        organization=organization,
-        contact=contact,
-        type=ChatType.OUTBOUND,
-        wam_id=message["id"],
-        metadata=metadata,
-        status=status if status in ChatStatus.values else ChatStatus.ACCEPTED,
-    )
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
+
+
+def repeated_message_id(wam_id: str) -> GatewayError:
+    logger.warning("WhatsApp answered a send with the id of an earlier message: %s", wam_id)
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel answered with the message id of an earlier message.",
+        type="invalid_response",
+        details=f"message id {wam_id}",
+        http_status=200,
+    )
 
 
 def record_failure(

@@ -3,8 +3,11 @@
 --   BENCH_NEW_PHONE=1 to give every request a fresh phone number (POST /api/contacts),
 --   BENCH_PHONE_BASE, a number that differs between runs so numbers never repeat,
 --   BENCH_SIGNED_FILE: lines "signature<TAB>body", sent in turn with X-Hub-Signature-256
---   (wrk's Lua has no HMAC, so bench/run.py signs the webhook deliveries beforehand).
--- done() prints one JSON line with throughput, latency percentiles and errors.
+--   (wrk's Lua has no HMAC, so bench/run.py signs the webhook deliveries beforehand),
+--   BENCH_RATE: requests per second to send on a fixed schedule (an open loop), instead of
+--   each connection sending its next request as soon as the last one is answered.
+-- done() prints one JSON line with the counts, errors and the whole latency histogram,
+-- so bench/run.py can merge several runs into exact percentiles.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
 local path = os.getenv("BENCH_PATH") or "/"
@@ -32,14 +35,48 @@ if signed_file and signed_file ~= "" then
   end
 end
 
-local thread_count = 0
+local threads = {}
 function setup(thread)
-  thread:set("thread_id", thread_count)
-  thread_count = thread_count + 1
+  thread:set("thread_id", #threads)
+  table.insert(threads, thread)
+end
+
+-- Globals, so done() can read them from each thread.
+sent = 0
+late = 0
+
+-- The open loop: request k is due at start + k / rate, whichever connection is free. A
+-- request sent more than 5 ms after its time is counted late: the connections (or the
+-- client) could not keep the schedule, and the run does not measure the rate it claims.
+local rate = tonumber(os.getenv("BENCH_RATE") or "0")
+if rate > 0 then
+  local ffi = require("ffi")
+  ffi.cdef[[
+    typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+    int clock_gettime(int clock, bench_timespec *now);
+  ]]
+  local now = ffi.new("bench_timespec")
+  local function now_ms()
+    ffi.C.clock_gettime(1, now)  -- CLOCK_MONOTONIC
+    return tonumber(now.tv_sec) * 1000 + tonumber(now.tv_nsec) / 1e6
+  end
+  local interval = 1000 / rate
+  local next_slot = nil
+  function delay()
+    local current = now_ms()
+    next_slot = next_slot or current
+    local wait = next_slot - current
+    next_slot = next_slot + interval
+    if wait < -5 then
+      late = late + 1
+    end
+    return math.max(0, math.floor(wait + 0.5))
+  end
 end
 
 local counter = 0
 function request()
+  sent = sent + 1
   if #signed > 0 then
     counter = counter + 1
     local item = signed[1 + (thread_id * 7 + counter) % #signed]
@@ -59,12 +96,21 @@ function request()
 end
 
 function done(summary, latency, requests)
+  local total_sent, total_late = 0, 0
+  for _, thread in ipairs(threads) do
+    total_sent = total_sent + (thread:get("sent") or 0)
+    total_late = total_late + (thread:get("late") or 0)
+  end
+  local histogram = {}
+  for i = 1, #latency do
+    local value, count = latency(i)
+    histogram[i] = string.format("[%d,%d]", value, count)
+  end
   local e = summary.errors
   io.write(string.format(
-    'BENCH_RESULT {"requests": %d, "duration_us": %d, "p50_us": %d, "p90_us": %d, ' ..
-    '"p99_us": %d, "max_us": %d, "mean_us": %.1f, "errors": {"connect": %d, "read": %d, ' ..
-    '"write": %d, "status": %d, "timeout": %d}}\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),
-    latency:percentile(99), latency.max, latency.mean, e.connect, e.read, e.write, e.status,
-    e.timeout))
+    'BENCH_RESULT {"requests": %d, "duration_us": %d, "sent": %d, "late": %d, ' ..
+    '"errors": {"connect": %d, "read": %d, "write": %d, "status": %d, "timeout": %d}, ' ..
+    '"histogram_us": [%s]}\n',
+    summary.requests, summary.duration, total_sent, total_late, e.connect, e.read, e.write,
+    e.status, e.timeout, table.concat(histogram, ",")))
 end

@@ -1,10 +1,9 @@
 """Laravel's length-aware page shape: `data`, `links` and `meta`, as in api.md."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db.models import Subquery
-from django.db.models.functions import Coalesce
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -54,7 +53,7 @@ def id_direction(queryset) -> str | None:
     return {"id": "asc", "pk": "asc", "-id": "desc", "-pk": "desc"}.get(first)
 
 
-def page_rows(queryset, offset: int, limit: int, start=None) -> list[Any]:
+def page_rows(queryset, offset: int, limit: int) -> list[Any]:
     """The rows of one page.
 
     Ordered by id, a page is found by its first id: the subquery walks only the narrow
@@ -64,16 +63,11 @@ def page_rows(queryset, offset: int, limit: int, start=None) -> list[Any]:
     `ORDER BY id LIMIT 10`, PostgreSQL walks the primary key through every other
     organization's older rows when one organization holds most of the table (40 ms
     instead of 1 ms at a million contacts). Still one query, on one snapshot.
-
-    `start`, an SQL expression from the view for an ascending list, can find the first
-    id without the walk (ContactViewSet.page_start); where it is NULL, the walk runs.
     """
     direction = id_direction(queryset)
     if direction is None:
         return list(queryset[offset : offset + limit])
     first_id = Subquery(queryset.values("pk")[offset : offset + 1])
-    if start is not None and direction == "asc":
-        first_id = Coalesce(start, first_id)
     bound = {"pk__gte": first_id} if direction == "asc" else {"pk__lte": first_id}
     return list(queryset.filter(**bound)[:limit])
 
@@ -84,15 +78,19 @@ class LaravelPagination(BasePagination):
     default_per_page = 10
     max_per_page = 100
 
-    def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
+    def read_page(self, request) -> int:
+        """Reads `page` and `per_page` from the request; returns the page's offset."""
         self.request = request
         self.page = read_positive_int(request.query_params, self.page_param, 1, MAX_PAGE)
         self.per_page = read_positive_int(
             request.query_params, self.per_page_param, self.default_per_page, self.max_per_page
         )
+        return (self.page - 1) * self.per_page
+
+    def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
+        offset = self.read_page(request)
         self.view = view
-        offset = (self.page - 1) * self.per_page
-        items = page_rows(queryset, offset, self.per_page, self.page_start(queryset, offset))
+        items = page_rows(queryset, offset, self.per_page)
         # A partly filled page tells the total by itself; only a full or empty one needs a count.
         if items and len(items) < self.per_page:
             self.total = offset + len(items)
@@ -102,10 +100,12 @@ class LaravelPagination(BasePagination):
             self.total = self.count(queryset)
         return items
 
-    def page_start(self, queryset, offset: int):
-        """The view's own way to find the page's first id, if it has one (see ContactViewSet)."""
-        page_start = getattr(self.view, "page_start", None)
-        return page_start(queryset, offset) if page_start else None
+    def paginate_plain(self, fetch: Callable[[int, int], tuple[list[Any], int]], request):
+        """A page from `fetch(offset, limit)`, which returns the page's rows and the exact
+        total at once (see ContactViewSet.list)."""
+        offset = self.read_page(request)
+        items, self.total = fetch(offset, self.per_page)
+        return items
 
     def count(self, queryset) -> int:
         """The view's own exact total when it has a cheaper one (see ContactViewSet)."""
@@ -115,15 +115,30 @@ class LaravelPagination(BasePagination):
     def page_url(self, page: int | None) -> str | None:
         if page is None:
             return None
+        before, after = self.url_around_page
+        return f"{before}{page}{after}"
+
+    def around_page(self) -> tuple[str, str]:
+        """The page URL before and after its page number. The query string is encoded
+        once for all of a response's links; other parameters keep their order."""
         params = self.request.query_params.copy()
-        params[self.page_param] = str(page)
-        return f"{self.path}?{params.urlencode()}"
+        params[self.page_param] = "0"
+        pieces = params.urlencode().split("&")  # an encoded value never holds a bare &
+        position = 0
+        for key, values in params.lists():
+            if key == self.page_param:
+                break
+            position += len(values)
+        before = "&".join(pieces[: position + 1])[:-1]  # up to "page=", without the 0
+        after = "".join(f"&{piece}" for piece in pieces[position + 1 :])
+        return f"{self.path}?{before}", after
 
     def get_paginated_response(self, data: Sequence[Any]) -> Response:
         return Response(self.page_body(data))
 
     def page_body(self, data: Sequence[Any]) -> dict[str, Any]:
         self.path = self.request.build_absolute_uri(self.request.path)
+        self.url_around_page = self.around_page()
         page, last_page = self.page, max(1, -(-self.total // self.per_page))
         first_item = (page - 1) * self.per_page + 1 if data else None
         previous_url = self.page_url(page - 1 if page > 1 else None)

@@ -1,8 +1,9 @@
 """The per-organization rate limit: a fixed one-minute window counted atomically.
 
 Like Laravel: `cache.add(key, 0)` opens the window, `cache.incr(key)` counts the
-request. Both are atomic in the shared cache (Redis, or the database cache with
-its locked increment), so concurrent workers never let more than the limit through.
+request. Both are atomic in the shared cache (the database cache with its locked
+increment), so concurrent workers never let more than the limit through. Redis does
+the same in one round trip (`SharedRedisCache.count_in_window`).
 """
 
 import time
@@ -38,6 +39,9 @@ class RateLimitState:
 
 def count_hit(key: str) -> int:
     """Add one to the window's counter and return the new count."""
+    count_in_window = getattr(cache, "count_in_window", None)
+    if count_in_window is not None:
+        return count_in_window(key, WINDOW_SECONDS + 5)
     for _ in range(3):
         cache.add(key, 0, timeout=WINDOW_SECONDS + 5)
         try:

@@ -7,7 +7,10 @@ timeout, a refused or reset connection) becomes a GatewayError. The access token
 goes into the Authorization header only: never into a URL, a message or a log line.
 """
 
+import functools
 import logging
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +25,10 @@ logger = logging.getLogger(__name__)
 
 # Matches gunicorn's threads per worker, so concurrent sends do not queue for a connection.
 session = requests.Session()
+# requests would otherwise read the proxy variables and ~/.netrc on every call, and a
+# netrc entry for Graph's host would replace the access token; environment_settings()
+# reads the proxy and CA settings once instead.
+session.trust_env = False
 session.mount("https://", HTTPAdapter(pool_maxsize=32))
 session.mount("http://", HTTPAdapter(pool_maxsize=32))
 
@@ -33,6 +40,27 @@ MAX_TEMPLATE_PAGES = 200
 CREDENTIAL_CODES = {0, 10, 190, *range(200, 300)}
 # Graph codes that say "not now": rate limits and temporary outages.
 RETRYABLE_CODES = {1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 131056, 133004}
+
+
+# What a message id may be: printable ASCII without spaces, short enough for its column.
+MESSAGE_ID = re.compile(r"[!-~]{1,255}")
+
+
+def is_message_id(value: Any) -> bool:
+    return isinstance(value, str) and MESSAGE_ID.fullmatch(value) is not None
+
+
+@functools.cache
+def environment_settings(origin: str) -> dict[str, Any]:
+    """The proxies (HTTPS_PROXY, NO_PROXY...) and CA bundle the environment sets for
+    `origin`, read once per process as requests itself would read them."""
+    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    return {"proxies": requests.utils.get_environ_proxies(origin), "verify": ca_bundle or True}
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def timeouts() -> tuple[float, float]:
@@ -96,7 +124,14 @@ class CloudApiGateway:
         """One call to Graph: its JSON object, or a GatewayError."""
         headers = {"Authorization": f"Bearer {self.access_token}"}
         try:
-            response = session.request(method, url, headers=headers, timeout=timeouts(), **kwargs)
+            response = session.request(
+                method,
+                url,
+                headers=headers,
+                timeout=timeouts(),
+                **environment_settings(origin_of(url)),
+                **kwargs,
+            )
         except requests.Timeout:
             raise GatewayError(
                 FailureKind.TIMEOUT,
@@ -140,7 +175,7 @@ class CloudApiGateway:
             raise
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else None
-        if not (isinstance(first, dict) and isinstance(first.get("id"), str)):
+        if not (isinstance(first, dict) and is_message_id(first.get("id"))):
             logger.warning("WhatsApp answered a send without a message id: %.200r", answer)
             raise GatewayError(
                 FailureKind.UNAVAILABLE,

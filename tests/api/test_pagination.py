@@ -120,6 +120,23 @@ class TestPages:
         assert page["meta"]["path"] == "http://testserver/api/contacts"
         assert page["meta"]["per_page"] == 5 and page["meta"]["last_page"] == 5
 
+    def test_links_keep_every_parameter_in_place_encoded_once(self, api, contacts):
+        # The page number sits where the client put it; encoded values (an & inside a
+        # value, a "page" inside another value) come back unchanged, and a repeated
+        # parameter's values stay together, at its first place (as Django encodes them).
+        query = "tag=a&page=2&search=&tag=b%26c&per_page=5&note=page%3D9"
+        page = api.get(f"/api/contacts?{query}").json()
+        base = (
+            "http://testserver/api/contacts?tag=a&tag=b%26c&page={}&search=&per_page=5"
+            "&note=page%3D9"
+        )
+        assert page["links"]["prev"] == base.format(1)
+        assert page["links"]["next"] == base.format(3)
+        assert page["links"]["last"] == base.format(5)
+        assert [link["url"] for link in page["meta"]["links"][1:-1]] == [
+            base.format(n) for n in range(1, 6)
+        ]
+
     def test_many_pages_show_a_window_with_gaps(self, api, contacts):
         page = api.get("/api/contacts?per_page=1&page=12").json()
         assert labels(page) == [

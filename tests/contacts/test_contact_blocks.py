@@ -13,7 +13,6 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from accounts.models import Organization
 from contacts import services
 from contacts.models import Contact, ContactBlock
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
@@ -36,13 +35,12 @@ def live_ids(organization) -> list[int]:
 
 def start_at(organization, offset: int) -> int | None:
     """What the blocks say is the id of the live contact at `offset`."""
-    expression = services.page_start(organization_id=organization.pk, offset=offset)
-    return (
-        Organization.objects.filter(pk=organization.pk)
-        .annotate(start=expression)
-        .values_list("start", flat=True)
-        .get()
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            services.page_start_sql(),
+            services.page_start_params(organization_id=organization.pk, offset=offset),
+        )
+        return cursor.fetchone()[0]
 
 
 def stored_rows(organization) -> dict[int, int]:
@@ -149,8 +147,8 @@ def test_a_deep_page_costs_the_queries_of_page_1(
 ):
     for n in range(40):
         create(org_a, n)
-    for page in (1, 3):
-        with django_assert_num_queries(3):  # token, page, count
+    for page in (1, 3, 9):  # 9: past the end
+        with django_assert_num_queries(2):  # token; the page and its total
             body = listed(api, page, 10)
         assert [row["id"] for row in body["data"]] == expected_page(org_a, page, 10)
 

@@ -273,9 +273,15 @@ def test_list_query_count_is_pinned(api, org_a, django_assert_num_queries):
     ContactFactory.create_batch(
         15, organization=org_a, contact_group=ContactGroupFactory(organization=org_a)
     )
-    with django_assert_num_queries(3):  # token, page, count
+    with django_assert_num_queries(2):  # token; the page and its total in one statement
         response = api.get("/api/contacts")
     assert len(response.json()["data"]) == 10
+    with django_assert_num_queries(2):  # a page past the end too
+        response = api.get("/api/contacts?page=5")
+    assert response.json()["data"] == [] and response.json()["meta"]["total"] == 15
+    with django_assert_num_queries(3):  # filtered: token, page, count
+        response = api.get("/api/contacts?is_favorite=0&per_page=5")
+    assert response.json()["meta"]["total"] == 15
 
 
 def test_create_query_count_is_pinned(api, django_assert_num_queries):

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.db import connections
 
-from sending.gateway import CloudApiGateway, FailureKind, GatewayError, SandboxGateway
-from tests.cloud_api_server import graph_error
+from sending.gateway import CloudApiGateway, FailureKind, GatewayError, SandboxGateway, cloud_api
+from tests.cloud_api_server import FakeCloudApi, graph_error
 from tests.sending.conftest import ACCESS_TOKEN, PHONE_NUMBER_ID
 
 PAYLOAD = {"messaging_product": "whatsapp", "to": "4915123456789", "type": "text"}
@@ -128,3 +128,51 @@ def test_no_transaction_is_open_while_the_channel_is_called(org_a, graph, settin
 
     assert response.status_code == 200
     assert seen == [False]
+
+
+# The environment's proxy and CA settings, read once per origin; ~/.netrc never.
+
+
+@pytest.fixture
+def environment(monkeypatch):
+    """Clean proxy variables, and the gateway's per-origin cache emptied around the test."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    cloud_api.environment_settings.cache_clear()
+    yield monkeypatch
+    cloud_api.environment_settings.cache_clear()
+
+
+def test_a_proxy_from_the_environment_carries_the_send(client, graph, environment):
+    with FakeCloudApi() as proxy:
+        environment.setenv("HTTP_PROXY", proxy.url.rsplit("/", 1)[0])
+
+        client.send_message(PAYLOAD)
+
+    assert graph.requests == []
+    [request] = proxy.requests
+    # A request through a proxy names the whole URL; the token still goes in the header.
+    assert request.path == f"{graph.url}/{PHONE_NUMBER_ID}/messages"
+    assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+
+
+def test_no_proxy_is_honoured(client, graph, environment):
+    environment.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    environment.setenv("NO_PROXY", "127.0.0.1")
+
+    client.send_message(PAYLOAD)
+
+    assert len(graph.requests) == 1
+
+
+def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environment, tmp_path):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password secret\n")
+    netrc.chmod(0o600)
+    environment.setenv("NETRC", str(netrc))
+
+    client.send_message(PAYLOAD)
+
+    [request] = graph.requests
+    assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"

@@ -323,6 +323,27 @@ FAILURES = [
         },
         id="no-message-id",
     ),
+    *(
+        pytest.param(
+            {"status": 200, "json": {"messaging_product": "whatsapp", "messages": [{"id": bad}]}},
+            502,
+            {
+                "code": None,
+                "type": "invalid_response",
+                "message": "The WhatsApp channel's answer carried no message id.",
+                "details": None,
+                "fbtrace_id": None,
+            },
+            id=f"unusable-message-id-{name}",
+        )
+        for name, bad in [
+            ("empty", ""),
+            ("too-long", "wamid." + "A" * 250),
+            ("with-a-space", "wamid. x"),
+            ("a-number", 12345),
+            ("null", None),
+        ]
+    ),
 ]
 
 
@@ -395,6 +416,27 @@ def test_failed_chat_shows_its_error_in_the_chat_list(api, cloud_org, graph):
     }
 
 
+def test_an_id_the_channel_gave_before_is_a_failed_send_not_a_500(api, cloud_org, graph):
+    graph.reply(json={"messaging_product": "whatsapp", "messages": [{"id": "wamid.SAME"}]})
+    graph.reply(json={"messaging_product": "whatsapp", "messages": [{"id": "wamid.SAME"}]})
+    assert send(api).status_code == 200
+
+    response = send(api)
+
+    assert response.status_code == 502
+    assert response.json()["channel_error"] == {
+        "code": None,
+        "type": "invalid_response",
+        "message": "The WhatsApp channel answered with the message id of an earlier message.",
+        "details": "message id wamid.SAME",
+        "fbtrace_id": None,
+    }
+    first, second = Chat.objects.order_by("id")
+    assert first.wam_id == "wamid.SAME" and first.status != "failed"
+    assert (second.status, second.wam_id) == ("failed", None)
+    assert first.contact_id == second.contact_id
+
+
 # Query counts: the send path must not grow with anything.
 
 
@@ -402,7 +444,8 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
     ContactFactory(organization=org_a, phone=DIGITS)
-    # token; contact look-up in its short transaction (savepoint, select, release); chat insert
+    # token; contact look-up; chat insert in its own savepoint (savepoint, insert, release):
+    # a repeated message id then fails that insert alone
     with django_assert_num_queries(5):
         response = send(api, buttons=[{"id": "a", "title": "A"}], header="H")
     assert response.status_code == 200
@@ -411,8 +454,8 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
 def test_send_to_a_new_number_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
-    # token; the contact's transaction (savepoint, select, uniqueness check, savepoint,
-    # insert, release, release); chat insert
+    # token; contact look-up; the contact's creation (savepoint, insert, counts, release);
+    # chat insert in its savepoint (savepoint, insert, release)
     with django_assert_num_queries(9):
         response = send(api)
     assert response.status_code == 200
