@@ -747,8 +747,10 @@ def measure(
             ]
             report(scenario, runs[scenario["name"]], options)
     interleaved = [scenario for scenario in chosen if scenario.get("interleave")]
-    for _ in range(config["rounds"]):
-        for scenario in interleaved:
+    for round_number in range(config["rounds"]):
+        # Each round starts one scenario later, so none always follows the same one.
+        shift = round_number % max(1, len(interleaved))
+        for scenario in interleaved[shift:] + interleaved[:shift]:
             run = wrk_once(base, duration=config["round_seconds"], **options[scenario["name"]])
             runs.setdefault(scenario["name"], []).append(run)
     for scenario in interleaved:

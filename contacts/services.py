@@ -5,7 +5,7 @@ import functools
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, connection, connections, models, transaction
 from django.utils import timezone
 
 from accounts.models import Organization
@@ -208,17 +208,46 @@ def plain_page_template(*, deep: bool, vendor: str) -> str:
     )
 
 
+@functools.cache
+def contact_converters(alias: str, vendor: str) -> tuple[list[str], list[tuple[int, Any]]]:
+    """A contact's attribute names in column order, and the converters the ORM applies
+    to their values on this database (on PostgreSQL, the address's JSON alone). Found
+    once: they depend on the field and the database engine, not on the connection."""
+    fields = Contact._meta.concrete_fields
+    converters = [
+        (index, converter)
+        for index, field in enumerate(fields)
+        for converter in (
+            connections[alias].ops.get_db_converters(field.get_col(Contact._meta.db_table))
+            + field.get_db_converters(connections[alias])
+        )
+    ]
+    return [field.attname for field in fields], converters
+
+
 def plain_page(*, organization_id: int, offset: int, limit: int) -> tuple[list[Contact], int]:
     """The organization's live contacts from `offset` on, at most `limit` of them by id,
     and its exact number of live contacts, in one query.
 
     A page deeper than one block skips the index entries before it through the blocks
     (PAGE_START_SQL); a shallower one skips fewer entries than a block holds anyway.
+    The rows become contacts here, with the converters the ORM would apply: a third of
+    the cost of a RawQuerySet, which maps its columns anew for every query.
     """
     sql = plain_page_template(deep=offset >= ContactBlock.SIZE, vendor=connection.vendor)
     params = {**page_start_params(organization_id=organization_id, offset=offset), "limit": limit}
-    rows = list(Contact.objects.raw(sql, params))
-    return [row for row in rows if row.pk is not None], rows[0].list_total
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    names, converters = contact_converters(connection.alias, connection.vendor)
+    contacts = []
+    for *values, _ in rows:
+        if values[0] is None:  # the empty page's one row, for the total
+            continue
+        for index, converter in converters:
+            values[index] = converter(values[index], None, connection)
+        contacts.append(Contact.from_db(connection.alias, names, values))
+    return contacts, rows[0][-1]
 
 
 def recount_contact_blocks(*, organization_id: int) -> None:
