@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 # Threads overlap the waits on WhatsApp's API. 32 per worker measured best on 2 cores
 # (docs/performance.md); 2 x 32 database connections fit PostgreSQL's default 100.
+# --reuse-port gives each worker its own listening socket and lets the kernel spread
+# connections over them; with one shared socket, a burst of keep-alive connections
+# could all land on one worker and halve the throughput (docs/performance.md).
 WORKERS ?= 2
 THREADS ?= 32
 
@@ -25,7 +28,7 @@ run: install
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	$(BIN)/python manage.py getting_started --port $(PORT)
 	$(BIN)/gunicorn messaging_project.wsgi --bind 127.0.0.1:$(PORT) --no-control-socket \
-		--worker-class gthread --workers $(WORKERS) --threads $(THREADS) \
+		--worker-class gthread --workers $(WORKERS) --threads $(THREADS) --reuse-port \
 		--access-logfile - --graceful-timeout 10
 
 test: install
