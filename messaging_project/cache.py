@@ -40,9 +40,8 @@ return hits
 
 
 class ReusedClientRedisCacheClient(RedisCacheClient):
-    """Django's Redis client builds a new redis.Redis object on every call (about
-    0.1 ms each); the object is only a handle on the pool, so one per pool serves
-    every thread."""
+    """Django's Redis client builds a new redis.Redis object on every call; the object
+    is only a handle on the pool (thread-safe), so one per pool serves every thread."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

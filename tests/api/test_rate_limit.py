@@ -94,21 +94,25 @@ def test_database_cache_is_exact_under_concurrent_increments(settings):
             "LOCATION": "django_cache",
         }
     }
-    key = f"ratelimit:test:{time.time()}"
+    assert sorted(hits_from_threads(f"ratelimit:test:{time.time()}")) == list(range(1, 201))
+
+
+def hits_from_threads(key: str, threads: int = 8, hits_each: int = 25) -> list[int]:
+    """The counts `throttling.count_hit` returned to concurrent threads hitting `key`."""
     results: list[int] = []
 
     def worker():
         from django.db import connections
 
         try:
-            for _ in range(25):
+            for _ in range(hits_each):
                 results.append(throttling.count_hit(key))
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in workers:
         thread.start()
-    for thread in threads:
+    for thread in workers:
         thread.join()
-    assert sorted(results) == list(range(1, 201))
+    return results

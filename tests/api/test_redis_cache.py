@@ -1,12 +1,10 @@
 """The production cache against the machine's real Redis: the rate limiter's one-trip
 window counter and the client kept per pool."""
 
-import threading
-
 import pytest
 from django.core.cache import caches
 
-from messaging_project.api import throttling
+from tests.api.test_rate_limit import hits_from_threads
 from tests.api.test_rate_limit_gunicorn import reachable
 
 pytestmark = pytest.mark.skipif(not reachable(6379), reason="no Redis on 127.0.0.1:6379")
@@ -49,18 +47,7 @@ def test_a_counter_left_without_expiry_is_still_counted(redis_cache):
 
 
 def test_the_rate_limiter_counts_exactly_under_concurrent_hits(redis_cache):
-    results: list[int] = []
-
-    def worker():
-        for _ in range(25):
-            results.append(throttling.count_hit("ratelimit:burst"))
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert sorted(results) == list(range(1, 201))
+    assert sorted(hits_from_threads("ratelimit:burst")) == list(range(1, 201))
 
 
 def test_one_client_serves_every_call(redis_cache):

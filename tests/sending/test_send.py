@@ -311,21 +311,9 @@ FAILURES = [
         },
         id="not-json",
     ),
-    pytest.param(
-        {"status": 200, "json": {"messaging_product": "whatsapp", "messages": []}},
-        502,
-        {
-            "code": None,
-            "type": "invalid_response",
-            "message": "The WhatsApp channel's answer carried no message id.",
-            "details": None,
-            "fbtrace_id": None,
-        },
-        id="no-message-id",
-    ),
     *(
         pytest.param(
-            {"status": 200, "json": {"messaging_product": "whatsapp", "messages": [{"id": bad}]}},
+            {"status": 200, "json": {"messaging_product": "whatsapp", "messages": messages}},
             502,
             {
                 "code": None,
@@ -334,14 +322,15 @@ FAILURES = [
                 "details": None,
                 "fbtrace_id": None,
             },
-            id=f"unusable-message-id-{name}",
+            id=f"message-id-{name}",
         )
-        for name, bad in [
-            ("empty", ""),
-            ("too-long", "wamid." + "A" * 250),
-            ("with-a-space", "wamid. x"),
-            ("a-number", 12345),
-            ("null", None),
+        for name, messages in [
+            ("missing", []),
+            ("empty", [{"id": ""}]),
+            ("too-long", [{"id": "wamid." + "A" * 250}]),
+            ("with-a-space", [{"id": "wamid. x"}]),
+            ("a-number", [{"id": 12345}]),
+            ("null", [{"id": None}]),
         ]
     ),
 ]
