@@ -1,7 +1,7 @@
 """Property-based tests (hypothesis): phone normalisation and the paginator's arithmetic."""
 
 from unittest import mock
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import phonenumbers
 from hypothesis import HealthCheck, example, given, settings
@@ -120,7 +120,7 @@ def paginate(items: list[int], page: int, per_page: int) -> dict:
         mock.patch.object(
             pagination,
             "page_rows",
-            lambda rows, offset, limit, start=None: rows[offset : offset + limit],
+            lambda rows, offset, limit: rows[offset : offset + limit],
         ),
         mock.patch.object(LaravelPagination, "count", lambda self, rows: len(rows)),
     ):
@@ -170,3 +170,28 @@ def test_page_arithmetic(total, page, per_page):
             assert entry["url"] is None
         else:
             assert page_number(entry["url"]) == int(entry["label"])
+
+
+query_text = st.text(alphabet=st.sampled_from("ap9 &=%+?#/é_-."), min_size=0, max_size=6)
+
+
+@PROPERTY_SETTINGS
+@given(
+    pairs=st.lists(
+        st.tuples(st.one_of(st.just("page"), st.just("per_page"), query_text), query_text),
+        max_size=6,
+    ),
+    number=st.integers(min_value=1, max_value=10**9),
+)
+def test_page_links_are_the_query_with_only_the_page_changed(pairs, number):
+    """The links, encoded once per response, are what setting `page` on the request's
+    query and encoding it afresh gives, whatever the other parameters hold."""
+    request = Request(APIRequestFactory().get("/api/contacts?" + urlencode(pairs)))
+    paginator = LaravelPagination()
+    paginator.request = request
+    paginator.path = "http://testserver/api/contacts"
+    paginator.url_around_page = paginator.around_page()
+
+    expected = request.query_params.copy()
+    expected["page"] = str(number)
+    assert paginator.page_url(number) == f"{paginator.path}?{expected.urlencode()}"
