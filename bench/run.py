@@ -655,7 +655,7 @@ def main() -> None:
                 scratch=scratch,
             )
         log(
-            f"one client, 1M organization: page 1 p50 {single['page_1']['p50_ms']} ms, "
+            f"one client, largest organization: page 1 p50 {single['page_1']['p50_ms']} ms, "
             f"deep page p50 {single['deep_page']['p50_ms']} ms"
         )
 
@@ -716,6 +716,7 @@ def measure(
 ) -> list[dict]:
     """Each scenario after a warm-up: the interleaved ones in turns, the others in one go."""
     runs: dict[str, list[dict]] = {}
+    rows: dict[str, dict] = {}
     options = {}
     for scenario in chosen:
         method = scenario.get("method", "GET")
@@ -745,7 +746,8 @@ def measure(
             runs[scenario["name"]] = [
                 wrk_once(base, duration=config["duration"], **options[scenario["name"]])
             ]
-            report(scenario, runs[scenario["name"]], options)
+            rows[scenario["name"]] = summarize_scenario(scenario, runs, options)
+            log_row(rows[scenario["name"]])
     interleaved = [scenario for scenario in chosen if scenario.get("interleave")]
     for round_number in range(config["rounds"]):
         # Each round starts one scenario later, so none always follows the same one.
@@ -754,19 +756,29 @@ def measure(
             run = wrk_once(base, duration=config["round_seconds"], **options[scenario["name"]])
             runs.setdefault(scenario["name"], []).append(run)
     for scenario in interleaved:
-        report(scenario, runs[scenario["name"]], options)
+        rows[scenario["name"]] = summarize_scenario(scenario, runs, options)
+        log_row(rows[scenario["name"]])
+    return [rows[scenario["name"]] for scenario in chosen]
 
-    results = []
-    for scenario in chosen:
-        option = options[scenario["name"]]
-        measured = summarize(
-            runs[scenario["name"]], connections=option["connections"], rate=option["rate"]
-        )
-        row = {"name": scenario["name"], "label": scenario["label"], **measured}
-        if "size" in scenario:
-            row["organization_contacts"] = scenario["size"]
-        results.append(row)
-    return results
+
+def summarize_scenario(scenario: dict, runs: dict, options: dict) -> dict:
+    """A scenario's row of the results: its name, label and figures."""
+    option = options[scenario["name"]]
+    measured = summarize(
+        runs[scenario["name"]], connections=option["connections"], rate=option["rate"]
+    )
+    row = {"name": scenario["name"], "label": scenario["label"], **measured}
+    if "size" in scenario:
+        row["organization_contacts"] = scenario["size"]
+    return row
+
+
+def log_row(row: dict) -> None:
+    paced = f", sent {row['sent_rps']}/s, late {row['late']}" if "offered_rps" in row else ""
+    log(
+        f"{row['label']}: {row['rps']} req/s, p50 {row['p50_ms']} ms, "
+        f"p99 {row['p99_ms']} ms, non-2xx {row['non_2xx']}{paced}"
+    )
 
 
 def paired_ratio(row: dict, baseline: dict) -> float:
@@ -789,16 +801,6 @@ def add_ratios(results: list[dict]) -> None:
             row["ratio_to_noop"] = paired_ratio(row, baseline)
         else:
             row["ratio_to_noop"] = round(row["rps"] / baseline["rps"], 3)
-
-
-def report(scenario: dict, runs: list[dict], options: dict) -> None:
-    option = options[scenario["name"]]
-    row = summarize(runs, connections=option["connections"], rate=option["rate"])
-    paced = f", sent {row['sent_rps']}/s, late {row['late']}" if option["rate"] else ""
-    log(
-        f"{scenario['label']}: {row['rps']} req/s, p50 {row['p50_ms']} ms, "
-        f"p99 {row['p99_ms']} ms, non-2xx {row['non_2xx']}{paced}"
-    )
 
 
 def make_default(name: str) -> int:

@@ -1,9 +1,9 @@
 """Sending, templates and the channel settings. The API, the admin and the commands
 all come through here.
 
-A send validates what it can, finds or creates the contact in a short transaction,
-calls the channel outside any transaction (a slow WhatsApp must not hold database
-locks), then records the chat with the status the channel gave. A failed send is
+A send validates what it can, finds or creates the contact (a creation is its own
+short transaction), calls the channel outside any transaction (a slow WhatsApp must
+not hold database locks), then records the chat with the status the channel gave. A failed send is
 recorded too, as `failed` with the error, and the GatewayError goes on to the caller.
 """
 
