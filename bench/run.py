@@ -784,10 +784,9 @@ def log_row(row: dict) -> None:
 def paired_ratio(row: dict, baseline: dict) -> float:
     """The median over the rounds of row's throughput / baseline's in the same round.
 
-    The machine's capacity moves in steps that last tens of seconds (other tenants of
-    the host); one round measures every interleaved scenario within seconds, so a
-    ratio within a round compares like with like, and the median drops the rounds a
-    step fell into."""
+    The machine's capacity moves (other tenants of the host share its cores); one round
+    measures every interleaved scenario within seconds, so a ratio within a round
+    compares like with like, and the median drops the rounds a busy moment fell into."""
     pairs = zip(row["rps_per_run"], baseline["rps_per_run"], strict=True)
     return round(statistics.median(a / b for a, b in pairs), 3)
 

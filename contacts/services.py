@@ -209,10 +209,11 @@ def plain_page_template(*, deep: bool, vendor: str) -> str:
 
 
 @functools.cache
-def contact_converters(alias: str, vendor: str) -> tuple[list[str], list[tuple[int, Any]]]:
+def contact_converters(alias: str) -> tuple[list[str], list[tuple[int, Any]]]:
     """A contact's attribute names in column order, and the converters the ORM applies
-    to their values on this database (on PostgreSQL, the address's JSON alone). Found
-    once: they depend on the field and the database engine, not on the connection."""
+    to their values on the database `alias` (on PostgreSQL, the address's JSON alone).
+    Found once: they depend on the field and the database engine, not on the thread's
+    connection."""
     fields = Contact._meta.concrete_fields
     converters = [
         (index, converter)
@@ -239,7 +240,7 @@ def plain_page(*, organization_id: int, offset: int, limit: int) -> tuple[list[C
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    names, converters = contact_converters(connection.alias, connection.vendor)
+    names, converters = contact_converters(connection.alias)
     contacts = []
     for *values, _ in rows:
         if values[0] is None:  # the empty page's one row, for the total
