@@ -6,10 +6,11 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q
 
-from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin, adopt
+from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import services
 from contacts.models import Contact, ContactGroup
 from messaging_project.api.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
+from messaging_project.api.service_admin import adopt
 
 
 class ContactForm(forms.ModelForm):
