@@ -10,8 +10,9 @@ from django.contrib import admin, messages
 from django.contrib.auth import password_validation
 
 from accounts import services
-from accounts.admin_scoping import OrganizationScopedAdmin, ServiceAdmin, adopt
+from accounts.admin_scoping import OrganizationScopedAdmin
 from accounts.models import ApiToken, Channel, Membership, Organization
+from messaging_project.api.service_admin import ServiceAdmin, adopt
 
 admin.site.site_header = "WhatsApp Business Messaging"
 admin.site.site_title = "WhatsApp Business Messaging"

@@ -15,13 +15,13 @@ deleting from the admin is the service's soft delete (subclasses say how).
 """
 
 from django.contrib import admin
-from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Membership, Organization
+from messaging_project.api.service_admin import ServiceAdmin
 
 _UNSET = object()
 
@@ -78,73 +78,6 @@ class OrganizationRelatedFilter(admin.RelatedFieldListFilter):
     def field_choices(self, field, request, model_admin):
         related = scoped_queryset(field.related_model._default_manager.all(), request)
         return [(record.pk, str(record)) for record in related]
-
-
-def adopt(obj: models.Model, saved: models.Model) -> None:
-    """Make the admin's unsaved instance the record a service created, so that the
-    admin's log entry, message and redirect point at it."""
-    for field in saved._meta.concrete_fields:
-        setattr(obj, field.attname, getattr(saved, field.attname))
-    obj._state.adding = False
-    obj._state.db = saved._state.db
-
-
-class ServiceErrorsForm:
-    """Mixed into admin forms: errors a service raised on save, shown on the form.
-
-    The admin validates the form before it saves, but uniqueness is the service's
-    rule. When the service refuses, OrganizationScopedAdmin renders the form again
-    with the service's errors set here.
-    """
-
-    service_error: ValidationError | None = None
-
-    def _post_clean(self):
-        super()._post_clean()
-        if self.service_error is None:
-            return
-        if hasattr(self.service_error, "error_dict"):
-            for field, errors in self.service_error.error_dict.items():
-                self.add_error(field if field in self.fields else None, errors)
-        else:
-            self.add_error(None, self.service_error)
-
-
-class ServiceRefused(Exception):
-    def __init__(self, error: ValidationError):
-        super().__init__(error)
-        self.error = error
-
-
-class ServiceAdmin(admin.ModelAdmin):
-    """A ModelAdmin whose saves go through the app's services, as the API's do."""
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        form = super().get_form(request, obj, change, **kwargs)
-        error = getattr(request, "_service_error", None)
-        if error is not None:
-            form = type(form)(form.__name__, (ServiceErrorsForm, form), {"service_error": error})
-        return form
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except ServiceRefused as refused:
-            # The save was rolled back with the view's transaction; show the form again,
-            # this time carrying the service's errors.
-            request._service_error = refused.error
-            return super().changeform_view(request, object_id, form_url, extra_context)
-
-    def save_model(self, request, obj, form, change):
-        try:
-            self.save_through_service(request, obj, form, change)
-        except ValidationError as error:
-            raise ServiceRefused(error) from None
-
-    def save_through_service(self, request, obj, form, change):
-        """Create or update the record with the app's service. Subclasses implement it,
-        and must leave `obj` as the saved record (the admin links to it afterwards)."""
-        raise NotImplementedError
 
 
 class OrganizationScopedAdmin(ServiceAdmin):

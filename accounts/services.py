@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,8 +19,8 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 STAFF_APPS = ("contacts", "canned_replies", "sending")
 
 
-class NotFound(Exception):
-    pass
+class NotFound(ObjectDoesNotExist):
+    """No organization or token matches; commands show it as an error line."""
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
 
-from accounts.admin_scoping import OrganizationScopedAdmin, adopt, is_scoped, staff_organization
+from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from accounts.models import Organization
 from canned_replies import services
 from canned_replies.models import CannedReply, ResponseType
+from messaging_project.api.service_admin import adopt
 
 
 class CannedReplyForm(forms.ModelForm):

@@ -6,13 +6,11 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q
 
-from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin, adopt
+from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import services
 from contacts.models import Contact, ContactGroup
-from contacts.phones import InvalidPhoneNumber, normalize_phone
-
-# A search term made only of what a phone number is written with, e.g. "+49 151 123".
-PHONE_LIKE = re.compile(r"^\+?[0-9 ()./-]+$")
+from messaging_project.api.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
+from messaging_project.api.service_admin import adopt
 
 
 class ContactForm(forms.ModelForm):
@@ -122,8 +120,9 @@ class ContactAdmin(OrganizationScopedAdmin):
         return contact.updated_at.date()
 
     def get_search_results(self, request, queryset, search_term):
-        # Phones are stored as digits: "+49 151 234" finds 49151234...
-        if PHONE_LIKE.match(search_term.strip()):
+        # Phones are stored as digits: a term written only with a phone's characters,
+        # "+49 151 234", finds 49151234...
+        if PHONE_CHARACTERS.match(search_term.strip()):
             search_term = re.sub(r"\D", "", search_term)
         return super().get_search_results(request, queryset, search_term)
 

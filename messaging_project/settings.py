@@ -106,6 +106,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # The base (pagination, errors, idempotency, phones...) before the apps built on it.
+    "messaging_project.api",
     "accounts",
     "contacts",
     "canned_replies",

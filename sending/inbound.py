@@ -26,8 +26,8 @@ from django.db import IntegrityError, connections, transaction
 
 from accounts.models import Organization
 from canned_replies.matching import find_reply
-from contacts.phones import InvalidPhoneNumber, normalize_phone
 from contacts.services import contact_for_phone
+from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from contacts.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 
 
 class StrictCharField(serializers.CharField):

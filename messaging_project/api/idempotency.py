@@ -22,8 +22,8 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.models import IdempotencyKey
 from messaging_project.api.exceptions import ApiError
+from messaging_project.api.models import IdempotencyKey
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"

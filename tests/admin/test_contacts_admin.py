@@ -5,8 +5,8 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
 from contacts.models import Contact, ContactGroup
-from contacts.phones import INVALID_PHONE
 from contacts.services import DUPLICATE_GROUP, DUPLICATE_PHONE
+from messaging_project.api.phones import INVALID_PHONE
 from tests.factories import ContactFactory, ContactGroupFactory
 
 pytestmark = pytest.mark.django_db

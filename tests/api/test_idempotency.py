@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from accounts.models import IdempotencyKey
 from contacts.models import Contact
+from messaging_project.api.models import IdempotencyKey
 from sending.gateway import sandbox
 from sending.models import Chat
 from tests.cloud_api_server import graph_error

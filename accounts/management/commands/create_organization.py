@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from accounts import services
-from accounts.management.commands._base import command_errors
+from messaging_project.api.commands import command_errors
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from accounts import services
-from accounts.management.commands._base import command_errors, organization_argument
+from accounts.commands import organization_argument
+from messaging_project.api.commands import command_errors
 
 
 class Command(BaseCommand):

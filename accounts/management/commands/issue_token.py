@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from accounts import services
-from accounts.management.commands._base import organization_argument
+from accounts.commands import organization_argument
 
 
 class Command(BaseCommand):

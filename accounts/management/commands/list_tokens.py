@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from accounts.management.commands._base import organization_argument
+from accounts.commands import organization_argument
 from accounts.models import ApiToken
 
 

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from accounts.management.commands._base import command_errors, organization_argument
+from accounts.commands import organization_argument
+from messaging_project.api.commands import command_errors
 from sending import services
 
 

@@ -3,8 +3,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from accounts.management.commands._base import organization_argument
-from contacts.phones import InvalidPhoneNumber, normalize_phone
+from accounts.commands import organization_argument
+from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from sending.gateway import sandbox
 from sending.inbound import process_webhook, wait_for_auto_replies
 from sending.models import Chat, ChatType

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class BaseConfig(AppConfig):
+    """The base layer as a Django app, for the models it owns (idempotency keys).
+
+    Labelled `base` rather than `api`: its tables are named `base_*`, and it imports
+    no app (import-linter checks that in `make lint`).
+    """
+
+    name = "messaging_project.api"
+    label = "base"
+    verbose_name = "Base"
