@@ -24,6 +24,17 @@ from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 
 logger = logging.getLogger(__name__)
 
+# What a send's answer may set the new chat to; any other `message_status` is `accepted`
+# (`failed` is a refusal, see `deliver`; `received` belongs to inbound chats).
+SEND_STATUSES = {
+    ChatStatus.ACCEPTED,
+    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT,
+    ChatStatus.PAUSED,
+    ChatStatus.SENT,
+    ChatStatus.DELIVERED,
+    ChatStatus.READ,
+}
+
 # Placeholders in a template's text: `{{1}}` (positional) or `{{first_name}}` (named).
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 ID_PATTERN = re.compile(r"^[0-9]{1,32}$")
@@ -188,30 +199,51 @@ def deliver(
     metadata: dict[str, Any],
 ) -> SendResult:
     contact = contact_for_phone(organization=organization, phone=phone)
-    # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
     try:
+        # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
-        message = answer["messages"][0]
-        status = message.get("message_status")
-        try:
-            with transaction.atomic():
-                chat = Chat.objects.create(
-                    organization=organization,
-                    contact=contact,
-                    type=ChatType.OUTBOUND,
-                    wam_id=message["id"],
-                    metadata=metadata,
-                    status=status if status in ChatStatus.values else ChatStatus.ACCEPTED,
-                )
-        except IntegrityError:
-            # The id is already one of this organization's messages: the status updates
-            # could not tell the two apart, so this answer cannot be trusted.
-            raise repeated_message_id(message["id"]) from None
     except GatewayError as error:
         record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
         raise
+    # The gateway checked the answer's shape: an id, and a message_status text or none.
+    message = answer["messages"][0]
+    wam_id, status = message["id"], message.get("message_status")
+    if status == ChatStatus.FAILED:
+        error = failed_on_arrival(wam_id)
+        record_failure(
+            organization=organization,
+            contact=contact,
+            metadata=metadata,
+            error=error,
+            wam_id=wam_id,
+        )
+        raise error
+    chat = Chat(
+        organization=organization,
+        contact=contact,
+        type=ChatType.OUTBOUND,
+        wam_id=wam_id,
+        metadata=metadata,
+        status=status if status in SEND_STATUSES else ChatStatus.ACCEPTED,
+    )
+    try:
+        chat = record(chat)
+    except IntegrityError:
+        # The id is already one of this organization's messages: the status updates
+        # could not tell the two apart, so this answer cannot be trusted.
+        error = repeated_message_id(wam_id)
+        record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
+        raise error from None
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
+
+
+def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
+    """Insert a chat the channel has answered for. Raises IntegrityError for a message id
+    the organization already has."""
+    with transaction.atomic():
+        chat.save(force_insert=True)
+    return chat
 
 
 def repeated_message_id(wam_id: str) -> GatewayError:
@@ -225,25 +257,53 @@ def repeated_message_id(wam_id: str) -> GatewayError:
     )
 
 
+def failed_on_arrival(wam_id: str) -> GatewayError:
+    """A 200 whose message_status is `failed`: WhatsApp took the request and refused the message."""
+    logger.warning("WhatsApp answered a send with message_status failed: %s", wam_id)
+    return GatewayError(
+        FailureKind.REFUSED,
+        "The WhatsApp channel answered that the message failed.",
+        type="message_failed",
+        details=f"message id {wam_id}",
+        http_status=200,
+    )
+
+
 def record_failure(
-    *, organization: Organization, contact: Contact, metadata: dict[str, Any], error: GatewayError
+    *,
+    organization: Organization,
+    contact: Contact,
+    metadata: dict[str, Any],
+    error: GatewayError,
+    wam_id: str | None = None,
 ) -> Chat:
-    chat = Chat.objects.create(
+    """The failed chat of a send; `wam_id` when the channel gave the failed message an id."""
+    # Code and message have their columns; the rest of Graph's error object goes here.
+    details = {
+        "type": error.type,
+        "details": error.details,
+        "fbtrace_id": error.fbtrace_id,
+        "http_status": error.http_status,
+    }
+    if error.unusable_code is not None:
+        details["code"] = error.unusable_code  # a code the error_code column cannot hold
+    chat = Chat(
         organization=organization,
         contact=contact,
         type=ChatType.OUTBOUND,
+        wam_id=wam_id,
         metadata=metadata,
         status=ChatStatus.FAILED,
         error_code=error.code,
         error_title=error.message,
-        # Code and message have their columns; the rest of Graph's error object goes here.
-        error_details={
-            "type": error.type,
-            "details": error.details,
-            "fbtrace_id": error.fbtrace_id,
-            "http_status": error.http_status,
-        },
+        error_details=details,
     )
+    try:
+        chat = record(chat, error=error)
+    except IntegrityError:
+        # The id is one of the organization's earlier messages: kept with the details.
+        chat.wam_id = None
+        chat = record(chat, error=error)
     error.chat = chat  # for callers that want to show it
     return chat
 
