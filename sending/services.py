@@ -5,6 +5,10 @@ A send validates what it can, finds or creates the contact (a creation is its ow
 short transaction), calls the channel outside any transaction (a slow WhatsApp must
 not hold database locks), then records the chat with the status the channel gave. A failed send is
 recorded too, as `failed` with the error, and the GatewayError goes on to the caller.
+
+Once the channel has answered, its answer is recorded exactly once: a connection lost
+meanwhile is reopened and the chat inserted again (`record`); a database that stays
+away is a SendNotRecorded carrying what the channel said, which is also logged.
 """
 
 import logging
@@ -19,6 +23,9 @@ from django.utils import timezone
 from accounts.models import Channel, Organization
 from contacts.models import Contact
 from contacts.services import contact_for_phone
+from messaging_project.api.database import reconnecting
+from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
+from messaging_project.api.idempotency import point_of_no_return
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 
@@ -39,6 +46,16 @@ SEND_STATUSES = {
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 ID_PATTERN = re.compile(r"^[0-9]{1,32}$")
 SECRET_PATTERN = re.compile(r"^\S{1,1024}$")
+
+
+class SendNotRecorded(Exception):
+    """The channel answered a send, but the database could not record the chat even after
+    reconnecting: the message may have been sent. Carries what the channel said."""
+
+    def __init__(self, *, wam_id: str | None, error: GatewayError | None) -> None:
+        super().__init__(f"send not recorded (message id {wam_id})")
+        self.wam_id = wam_id  # WhatsApp's id, when it accepted the message
+        self.error = error  # the channel's error, when it did not
 
 
 @dataclass(frozen=True)
@@ -199,6 +216,9 @@ def deliver(
     metadata: dict[str, Any],
 ) -> SendResult:
     contact = contact_for_phone(organization=organization, phone=phone)
+    # From here the message may reach WhatsApp: an error of ours must not free the
+    # request's Idempotency-Key for a retry that would send it again.
+    point_of_no_return()
     try:
         # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
@@ -239,11 +259,40 @@ def deliver(
 
 
 def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
-    """Insert a chat the channel has answered for. Raises IntegrityError for a message id
-    the organization already has."""
-    with transaction.atomic():
-        chat.save(force_insert=True)
-    return chat
+    """Insert a chat the channel has answered for, once, through a lost connection.
+
+    Raises IntegrityError for a message id the organization already has, and
+    SendNotRecorded (after logging what is known) when the database stays away.
+    """
+
+    def insert() -> Chat:
+        try:
+            with transaction.atomic():
+                chat.save(force_insert=True)
+        except IntegrityError:
+            # An attempt whose answer was lost may have committed: the uuid is unique.
+            stored = Chat.objects.filter(uuid=chat.uuid).first()
+            if stored is None:
+                raise
+            return stored
+        return chat
+
+    try:
+        return reconnecting(insert)
+    except UNAVAILABLE_ERRORS as lost:
+        # The only record left of what WhatsApp said: for an operator to reconcile.
+        logger.error(
+            "Send not recorded, the database is unavailable (%s): organization %s, "
+            "contact %s, message id %s, status %s, error code %s, error %r",
+            lost,
+            chat.organization_id,
+            chat.contact_id,
+            chat.wam_id,
+            chat.status,
+            chat.error_code,
+            chat.error_title,
+        )
+        raise SendNotRecorded(wam_id=chat.wam_id, error=error) from lost
 
 
 def repeated_message_id(wam_id: str) -> GatewayError:
