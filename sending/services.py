@@ -5,6 +5,10 @@ A send validates what it can, finds or creates the contact (a creation is its ow
 short transaction), calls the channel outside any transaction (a slow WhatsApp must
 not hold database locks), then records the chat with the status the channel gave. A failed send is
 recorded too, as `failed` with the error, and the GatewayError goes on to the caller.
+
+Once the channel has answered, its answer is recorded exactly once: a connection lost
+meanwhile is reopened and the chat inserted again (`record`); a database that stays
+away is a SendNotRecorded carrying what the channel said, which is also logged.
 """
 
 import logging
@@ -19,15 +23,39 @@ from django.utils import timezone
 from accounts.models import Channel, Organization
 from contacts.models import Contact
 from contacts.services import contact_for_phone
+from messaging_project.api.database import reconnecting
+from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
+from messaging_project.api.idempotency import point_of_no_return
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 
 logger = logging.getLogger(__name__)
 
+# What a send's answer may set the new chat to; any other `message_status` is `accepted`
+# (`failed` is a refusal, see `deliver`; `received` belongs to inbound chats).
+SEND_STATUSES = {
+    ChatStatus.ACCEPTED,
+    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT,
+    ChatStatus.PAUSED,
+    ChatStatus.SENT,
+    ChatStatus.DELIVERED,
+    ChatStatus.READ,
+}
+
 # Placeholders in a template's text: `{{1}}` (positional) or `{{first_name}}` (named).
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 ID_PATTERN = re.compile(r"^[0-9]{1,32}$")
 SECRET_PATTERN = re.compile(r"^\S{1,1024}$")
+
+
+class SendNotRecorded(Exception):
+    """The channel answered a send, but the database could not record the chat even after
+    reconnecting: the message may have been sent. Carries what the channel said."""
+
+    def __init__(self, *, wam_id: str | None, error: GatewayError | None) -> None:
+        super().__init__(f"send not recorded (message id {wam_id})")
+        self.wam_id = wam_id  # WhatsApp's id, when it accepted the message
+        self.error = error  # the channel's error, when it did not
 
 
 @dataclass(frozen=True)
@@ -188,30 +216,83 @@ def deliver(
     metadata: dict[str, Any],
 ) -> SendResult:
     contact = contact_for_phone(organization=organization, phone=phone)
-    # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
+    # From here the message may reach WhatsApp: an error of ours must not free the
+    # request's Idempotency-Key for a retry that would send it again.
+    point_of_no_return()
     try:
+        # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
-        message = answer["messages"][0]
-        status = message.get("message_status")
-        try:
-            with transaction.atomic():
-                chat = Chat.objects.create(
-                    organization=organization,
-                    contact=contact,
-                    type=ChatType.OUTBOUND,
-                    wam_id=message["id"],
-                    metadata=metadata,
-                    status=status if status in ChatStatus.values else ChatStatus.ACCEPTED,
-                )
-        except IntegrityError:
-            # The id is already one of this organization's messages: the status updates
-            # could not tell the two apart, so this answer cannot be trusted.
-            raise repeated_message_id(message["id"]) from None
     except GatewayError as error:
         record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
         raise
+    # The gateway checked the answer's shape: an id, and a message_status text or none.
+    message = answer["messages"][0]
+    wam_id, status = message["id"], message.get("message_status")
+    if status == ChatStatus.FAILED:
+        error = failed_on_arrival(wam_id)
+        record_failure(
+            organization=organization,
+            contact=contact,
+            metadata=metadata,
+            error=error,
+            wam_id=wam_id,
+        )
+        raise error
+    chat = Chat(
+        organization=organization,
+        contact=contact,
+        type=ChatType.OUTBOUND,
+        wam_id=wam_id,
+        metadata=metadata,
+        status=status if status in SEND_STATUSES else ChatStatus.ACCEPTED,
+    )
+    try:
+        chat = record(chat)
+    except IntegrityError:
+        # The id is already one of this organization's messages: the status updates
+        # could not tell the two apart, so this answer cannot be trusted.
+        error = repeated_message_id(wam_id)
+        record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
+        raise error from None
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
+
+
+def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
+    """Insert a chat the channel has answered for, once, through a lost connection.
+
+    Raises IntegrityError for a message id the organization already has, and
+    SendNotRecorded (after logging what is known) when the database stays away.
+    """
+
+    def insert() -> Chat:
+        try:
+            with transaction.atomic():
+                chat.save(force_insert=True)
+        except IntegrityError:
+            # An attempt whose answer was lost may have committed: the uuid is unique.
+            stored = Chat.objects.filter(uuid=chat.uuid).first()
+            if stored is None:
+                raise
+            return stored
+        return chat
+
+    try:
+        return reconnecting(insert)
+    except UNAVAILABLE_ERRORS as lost:
+        # The only record left of what WhatsApp said: for an operator to reconcile.
+        logger.error(
+            "Send not recorded, the database is unavailable (%s): organization %s, "
+            "contact %s, message id %s, status %s, error code %s, error %r",
+            lost,
+            chat.organization_id,
+            chat.contact_id,
+            chat.wam_id,
+            chat.status,
+            chat.error_code,
+            chat.error_title,
+        )
+        raise SendNotRecorded(wam_id=chat.wam_id, error=error) from lost
 
 
 def repeated_message_id(wam_id: str) -> GatewayError:
@@ -225,25 +306,53 @@ def repeated_message_id(wam_id: str) -> GatewayError:
     )
 
 
+def failed_on_arrival(wam_id: str) -> GatewayError:
+    """A 200 whose message_status is `failed`: WhatsApp took the request and refused the message."""
+    logger.warning("WhatsApp answered a send with message_status failed: %s", wam_id)
+    return GatewayError(
+        FailureKind.REFUSED,
+        "The WhatsApp channel answered that the message failed.",
+        type="message_failed",
+        details=f"message id {wam_id}",
+        http_status=200,
+    )
+
+
 def record_failure(
-    *, organization: Organization, contact: Contact, metadata: dict[str, Any], error: GatewayError
+    *,
+    organization: Organization,
+    contact: Contact,
+    metadata: dict[str, Any],
+    error: GatewayError,
+    wam_id: str | None = None,
 ) -> Chat:
-    chat = Chat.objects.create(
+    """The failed chat of a send; `wam_id` when the channel gave the failed message an id."""
+    # Code and message have their columns; the rest of Graph's error object goes here.
+    details = {
+        "type": error.type,
+        "details": error.details,
+        "fbtrace_id": error.fbtrace_id,
+        "http_status": error.http_status,
+    }
+    if error.unusable_code is not None:
+        details["code"] = error.unusable_code  # a code the error_code column cannot hold
+    chat = Chat(
         organization=organization,
         contact=contact,
         type=ChatType.OUTBOUND,
+        wam_id=wam_id,
         metadata=metadata,
         status=ChatStatus.FAILED,
         error_code=error.code,
         error_title=error.message,
-        # Code and message have their columns; the rest of Graph's error object goes here.
-        error_details={
-            "type": error.type,
-            "details": error.details,
-            "fbtrace_id": error.fbtrace_id,
-            "http_status": error.http_status,
-        },
+        error_details=details,
     )
+    try:
+        chat = record(chat, error=error)
+    except IntegrityError:
+        # The id is one of the organization's earlier messages: kept with the details.
+        chat.wam_id = None
+        chat = record(chat, error=error)
     error.chat = chat  # for callers that want to show it
     return chat
 

@@ -10,10 +10,19 @@ A POST carrying `Idempotency-Key` claims the key for the organization before it 
 - an outcome that changed nothing is not kept, so the key can be used again: a
   validation failure (400) or our own failure (500, 503). Channel failures (422, 502,
   504) are kept: the attempt was made and recorded, and a blind retry must not make
-  a second one.
+  a second one;
+- but once the request may have reached the channel (`point_of_no_return()`), our own
+  failure no longer means that nothing happened: the message may be on its way and
+  its record lost. The key then stays claimed, unfinished, so every retry gets the
+  409 until the key expires, and none sends again.
+
+The claim is committed before the request runs (no transaction is open around a
+view), so a retry on another worker sees it even if this one dies mid-request.
 """
 
 import hashlib
+import logging
+from contextvars import ContextVar
 from datetime import timedelta
 from functools import wraps
 
@@ -22,13 +31,25 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from messaging_project.api.exceptions import ApiError
+from messaging_project.api.database import reconnecting
+from messaging_project.api.exceptions import UNAVAILABLE_ERRORS, ApiError
 from messaging_project.api.models import IdempotencyKey
+
+logger = logging.getLogger(__name__)
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 LIFETIME = timedelta(hours=24)
 NOT_KEPT = {400, 500, 503}
+
+# Whether the request in this thread may have acted outside the service (see above).
+irreversible: ContextVar[bool] = ContextVar("idempotency_irreversible", default=False)
+
+
+def point_of_no_return() -> None:
+    """Say that the current request is about to act where it cannot be undone (a send to
+    WhatsApp): from now on, its Idempotency-Key is never released."""
+    irreversible.set(True)
 
 
 def fingerprint(request) -> str:
@@ -75,8 +96,11 @@ def claim(organization, key: str, request_fingerprint: str) -> IdempotencyKey | 
 
 
 def settle(record: IdempotencyKey, response: Response) -> None:
+    """Keep the outcome for replay, or release the key; repeatable (see `reconnecting`)."""
     if response.status_code in NOT_KEPT:
-        record.delete()
+        if not irreversible.get():
+            IdempotencyKey.objects.filter(pk=record.pk).delete()
+        # Else the outcome is unknown: the claim stays, so no retry runs the request again.
         return
     record.completed = True
     record.response_status = response.status_code
@@ -95,11 +119,25 @@ def idempotent(handler):
         outcome = claim(view.organization, key, fingerprint(request))
         if isinstance(outcome, Response):
             return outcome
+        reset = irreversible.set(False)
         try:
-            response = handler(view, request, *args, **kwargs)
-        except Exception as exc:
-            response = view.handle_exception(exc)  # the same error response as without a key
-        settle(outcome, response)
+            try:
+                response = handler(view, request, *args, **kwargs)
+            except Exception as exc:
+                response = view.handle_exception(exc)  # the same error response as without a key
+            try:
+                reconnecting(lambda: settle(outcome, response))
+            except UNAVAILABLE_ERRORS as error:
+                # The claim stays: a retry gets a 409, never a second run. The client
+                # still gets this request's own answer.
+                logger.error(
+                    "Idempotency-Key %r of organization %s not settled: %s",
+                    key,
+                    view.organization.pk,
+                    error,
+                )
+        finally:
+            irreversible.reset(reset)
         return response
 
     return wrapper

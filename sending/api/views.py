@@ -24,10 +24,18 @@ from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
 from sending.models import Chat, MessageTemplate
 
+NOT_RECORDED = (
+    "The message may have been sent, but the service could not record the outcome because "
+    "its database is unavailable. Do not resend it blindly: a resend may reach the "
+    "recipient twice."
+)
+
 
 @contextmanager
 def channel_errors() -> Iterator[None]:
-    """The contract's answers for a channel that cannot send or did not accept."""
+    """The contract's answers for a channel that cannot send or did not accept, and for a
+    send whose outcome could not be recorded (a 503 without Retry-After, with what the
+    channel said: its message id, or its error)."""
     try:
         yield
     except ChannelNotConfigured:
@@ -36,6 +44,11 @@ def channel_errors() -> Iterator[None]:
         raise ApiError(
             error.api_status, error.api_message, channel_error=error.channel_error()
         ) from None
+    except services.SendNotRecorded as unknown:
+        known = {"wam_id": unknown.wam_id} if unknown.wam_id else {}
+        if unknown.error is not None:
+            known["channel_error"] = unknown.error.channel_error()
+        raise ApiError(503, NOT_RECORDED, **known) from None
 
 
 def send_response(result: services.SendResult, *, chat: dict[str, Any], template: bool) -> Response:

@@ -9,6 +9,8 @@ wrong in Graph's own terms and whether trying again could help; the API turns it
 from enum import StrEnum
 from typing import Any, Protocol
 
+from sending.gateway import storable
+
 NOT_CONFIGURED = "Please setup your whatsapp account!"
 
 
@@ -41,7 +43,13 @@ CREDENTIALS_MESSAGE = (
 
 
 class GatewayError(Exception):
-    """A send or look-up the channel did not accept, with Graph's error object if it sent one."""
+    """A send or look-up the channel did not accept, with Graph's error object if it sent one.
+
+    Whatever Graph put in its error object, the fields hold only what can be stored and
+    shown (see `storable`): texts cleaned and capped, details as bounded JSON, and a
+    `code` only when the chat's `error_code` column can hold it (`unusable_code` keeps
+    any other value Graph gave, for the chat's error details).
+    """
 
     def __init__(
         self,
@@ -55,13 +63,16 @@ class GatewayError(Exception):
         http_status: int | None = None,
         retryable: bool = False,
     ) -> None:
+        message = storable.text(message)
         super().__init__(message)
         self.kind = kind
         self.message = message
-        self.code = code
-        self.type = type
-        self.details = details
-        self.fbtrace_id = fbtrace_id
+        self.code = storable.error_code(code)
+        # Graph's code when the column cannot hold it (2**40, "131047"): kept in the details.
+        self.unusable_code = storable.json_value(code) if self.code is None else None
+        self.type = storable.optional_text(type, 255)
+        self.details = storable.json_value(details)
+        self.fbtrace_id = storable.optional_text(fbtrace_id, 255)
         self.http_status = http_status
         self.retryable = retryable
         self.chat: Any = None  # the failed chat, once the send service has recorded it
@@ -92,8 +103,10 @@ class Gateway(Protocol):
     def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send one Cloud API message payload; return the Cloud API's answer.
 
-        The answer always has `messaging_product`, `contacts[{input, wa_id}]` and
-        `messages[{id}]` (plus `message_status` for templates). Raises GatewayError.
+        The answer always has `messaging_product`, `contacts` (`[{input, wa_id}]`, or
+        empty when the channel gave no usable wa_id) and `messages[{id}]` (plus a
+        `message_status` text for templates), each of that type and storable. Raises
+        GatewayError.
         """
         ...
 

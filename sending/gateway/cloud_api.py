@@ -19,6 +19,7 @@ import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 
+from sending.gateway import storable
 from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ RETRYABLE_CODES = {1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 1310
 
 # What a message id may be: printable ASCII without spaces, short enough for its column.
 MESSAGE_ID = re.compile(r"[!-~]{1,255}")
+# WhatsApp's id of a recipient: digits, country code first.
+WA_ID = re.compile(r"[0-9]{1,32}")
 
 
 def is_message_id(value: Any) -> bool:
@@ -80,7 +83,7 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
             http_status=response.status_code,
             retryable=response.status_code >= 500 or response.status_code == 429,
         )
-    code = error.get("code") if isinstance(error.get("code"), int) else None
+    code = storable.error_code(error.get("code"))
     message = error.get("message") or answered
     error_data = error.get("error_data")
     details = error_data.get("details") if isinstance(error_data, dict) else error_data
@@ -92,8 +95,8 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
         kind = FailureKind.REFUSED
     return GatewayError(
         kind,
-        str(message),
-        code=code,
+        message,
+        code=error.get("code"),  # as Graph gave it: GatewayError keeps an unusable one aside
         type=error.get("type"),
         details=details,
         fbtrace_id=error.get("fbtrace_id"),
@@ -102,6 +105,29 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
             response.status_code >= 500 or response.status_code == 429 or code in RETRYABLE_CODES
         ),
     )
+
+
+def accepted_answer(answer: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """The success answer as the Gateway interface promises it: only the fields the
+    service uses, each of its type and storable, so that junk in the others (a
+    `"contacts": "abc"`, a NUL, a lone surrogate) cannot break the record or the response.
+    `message` is the first of `answer["messages"]`, whose id is already checked."""
+    accepted: dict[str, Any] = {"id": message["id"]}
+    status = message.get("message_status")
+    if isinstance(status, str):
+        accepted["message_status"] = storable.text(status, 32)
+    contacts = answer.get("contacts")
+    contact = contacts[0] if isinstance(contacts, list) and contacts else None
+    wa_id = contact.get("wa_id") if isinstance(contact, dict) else None
+    return {
+        "messaging_product": "whatsapp",
+        "contacts": (
+            [{"input": storable.text(contact.get("input") or "", 32), "wa_id": wa_id}]
+            if isinstance(wa_id, str) and WA_ID.fullmatch(wa_id)
+            else []
+        ),
+        "messages": [accepted],
+    }
 
 
 def unreadable(response: requests.Response) -> GatewayError:
@@ -150,7 +176,7 @@ class CloudApiGateway:
             ) from None
         try:
             body = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
             body = None
         if not response.ok:
             raise graph_error(response, body)
@@ -183,7 +209,7 @@ class CloudApiGateway:
                 type="invalid_response",
                 http_status=200,
             )
-        return answer
+        return accepted_answer(answer, first)
 
     def list_templates(self) -> list[dict[str, Any]]:
         if not self.business_account_id:
