@@ -11,13 +11,17 @@ Superusers are not scoped: they see every organization's records, with an
 organization column and filter. A staff user without a membership sees nothing.
 
 Soft-deleted records (those with `deleted_at` set) are left out for everyone, and
-deleting from the admin is the service's soft delete (subclasses say how).
+deleting from the admin is the service's soft delete (subclasses say how). A record
+deleted by someone else while its page was open is neither saved back nor deleted
+again: the services find it gone (Http404), and the admin says so on the list page.
 """
 
-from django.contrib import admin
+import contextlib
+
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
@@ -116,6 +120,14 @@ class ServiceRefused(Exception):
         self.error = error
 
 
+class RecordDeleted(Exception):
+    """A service found the record being saved or deleted already deleted (its Http404)."""
+
+    def __init__(self, record: models.Model):
+        super().__init__(record)
+        self.record = record
+
+
 class ServiceAdmin(admin.ModelAdmin):
     """A ModelAdmin whose saves go through the app's services, as the API's do."""
 
@@ -134,12 +146,41 @@ class ServiceAdmin(admin.ModelAdmin):
             # this time carrying the service's errors.
             request._service_error = refused.error
             return super().changeform_view(request, object_id, form_url, extra_context)
+        except RecordDeleted:
+            # Its form shows the values typed, not the record's: named by its id.
+            name = self.opts.verbose_name
+            return self.back_to_the_list(
+                request,
+                f"The {name} with ID “{object_id}” was deleted meanwhile; "
+                "your changes were not saved.",
+            )
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except RecordDeleted as gone:
+            name = self.opts.verbose_name
+            return self.back_to_the_list(
+                request, f"The {name} “{gone.record}” had already been deleted."
+            )
+
+    def back_to_the_list(self, request, message: str) -> HttpResponseRedirect:
+        self.message_user(request, message, messages.ERROR)
+        opts = self.opts
+        return HttpResponseRedirect(
+            reverse(
+                f"admin:{opts.app_label}_{opts.model_name}_changelist",
+                current_app=self.admin_site.name,
+            )
+        )
 
     def save_model(self, request, obj, form, change):
         try:
             self.save_through_service(request, obj, form, change)
         except ValidationError as error:
             raise ServiceRefused(error) from None
+        except Http404:
+            raise RecordDeleted(obj) from None
 
     def save_through_service(self, request, obj, form, change):
         """Create or update the record with the app's service. Subclasses implement it,
@@ -258,12 +299,17 @@ class OrganizationScopedAdmin(ServiceAdmin):
     # Deleting is the service's soft delete, one record at a time.
 
     def delete_model(self, request, obj):
-        self.soft_delete(request, obj)
+        try:
+            self.soft_delete(request, obj)
+        except Http404:
+            raise RecordDeleted(obj) from None
 
     def delete_queryset(self, request, queryset):
         with transaction.atomic():
             for obj in queryset:
-                self.soft_delete(request, obj)
+                # One deleted meanwhile is already what was asked for.
+                with contextlib.suppress(Http404):
+                    self.soft_delete(request, obj)
 
     def soft_delete(self, request, obj):
         raise NotImplementedError
