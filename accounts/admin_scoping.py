@@ -11,8 +11,12 @@ Superusers are not scoped: they see every organization's records, with an
 organization column and filter. A staff user without a membership sees nothing.
 
 Soft-deleted records (those with `deleted_at` set) are left out for everyone, and
-deleting from the admin is the service's soft delete (subclasses say how).
+deleting from the admin is the service's soft delete (subclasses say how). A record
+deleted by someone else while its page was open is neither saved back nor deleted
+again: the services find it gone (Http404), and the admin says so on the list page.
 """
+
+import contextlib
 
 from django.contrib import admin
 from django.db import models, transaction
@@ -21,7 +25,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Membership, Organization
-from messaging_project.api.service_admin import ServiceAdmin
+from messaging_project.api.service_admin import RecordDeleted, ServiceAdmin
 
 _UNSET = object()
 
@@ -191,12 +195,17 @@ class OrganizationScopedAdmin(ServiceAdmin):
     # Deleting is the service's soft delete, one record at a time.
 
     def delete_model(self, request, obj):
-        self.soft_delete(request, obj)
+        try:
+            self.soft_delete(request, obj)
+        except Http404:
+            raise RecordDeleted(obj) from None
 
     def delete_queryset(self, request, queryset):
         with transaction.atomic():
             for obj in queryset:
-                self.soft_delete(request, obj)
+                # One deleted meanwhile is already what was asked for.
+                with contextlib.suppress(Http404):
+                    self.soft_delete(request, obj)
 
     def soft_delete(self, request, obj):
         raise NotImplementedError

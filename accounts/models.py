@@ -4,6 +4,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.http import Http404
+from django.utils import timezone
 
 
 class Channel(models.TextChoices):
@@ -47,6 +49,23 @@ class Organization(models.Model):
 class LiveQuerySet(models.QuerySet):
     def live(self):
         return self.filter(deleted_at__isnull=True)
+
+    def update_live(self, record: models.Model, **values) -> None:
+        """Write `values` to `record`'s row in one UPDATE that applies only while the row is
+        live, and to `record` too; a soft delete is `update_live(record, deleted_at=now)`.
+
+        A record deleted meanwhile is not found (Http404: the views' and the admin's
+        404). A save() would instead write back every field as it was read, the
+        `deleted_at = NULL` of a concurrent delete and other requests' edits included.
+        On PostgreSQL a concurrent delete not yet committed makes this wait, then count
+        no row. `updated_at` is set here: auto_now does not fire on update().
+        """
+        if any(field.name == "updated_at" for field in self.model._meta.concrete_fields):
+            values.setdefault("updated_at", timezone.now())
+        if not self.live().filter(pk=record.pk).update(**values):
+            raise Http404(f"No live {self.model._meta.verbose_name} {record.pk}.")
+        for name, value in values.items():
+            setattr(record, name, value)
 
 
 class OrganizationRecord(models.Model):

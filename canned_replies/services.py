@@ -1,5 +1,7 @@
 """Writes to canned replies, shared by the API and the admin."""
 
+from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Organization
@@ -34,19 +36,30 @@ def create_canned_reply(
 
 
 def update_canned_reply(*, reply: CannedReply, changes: dict) -> CannedReply:
-    """Change only the fields given; `response` and `response_type` live in metadata."""
-    response_type = changes.pop("response_type", reply.response_type)
-    response = changes.pop("response", reply.response_text)
-    for field, value in changes.items():
-        setattr(reply, field, value)
-    reply.metadata = reply_metadata(response_type, response)
-    reply.save()
+    """Change only the fields given, and only while the reply is live: one deleted
+    meanwhile is not found (Http404), so it cannot come back and answer customers.
+
+    `response` and `response_type` live together in metadata: when one of them is given,
+    the other is read from the row as it is now, locked until this transaction writes.
+    """
+    values = {k: v for k, v in changes.items() if k not in ("response", "response_type")}
+    with transaction.atomic():
+        if "response" in changes or "response_type" in changes:
+            current = CannedReply.objects.live().select_for_update().filter(pk=reply.pk).first()
+            if current is None:
+                raise Http404("No live canned reply.")
+            values["metadata"] = reply_metadata(
+                changes.get("response_type", current.response_type),
+                changes.get("response", current.response_text),
+            )
+        CannedReply.objects.update_live(reply, **values)
     replies_changed(reply.organization_id)
     return reply
 
 
 def delete_canned_reply(*, reply: CannedReply, deleted_by: int = 0) -> None:
-    reply.deleted_at = timezone.now()
-    reply.deleted_by = deleted_by
-    reply.save(update_fields=["deleted_at", "deleted_by", "updated_at"])
+    """Soft-delete a live reply; one deleted already, or by a concurrent request, is not
+    found (Http404)."""
+    now = timezone.now()
+    CannedReply.objects.update_live(reply, deleted_at=now, deleted_by=deleted_by, updated_at=now)
     replies_changed(reply.organization_id)

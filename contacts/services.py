@@ -14,25 +14,42 @@ from contacts.models import Contact, ContactBlock, ContactGroup
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
 DUPLICATE_GROUP = "A contact group with this name already exists."
+INVALID_GROUP = "The selected contact group is invalid."
 
 
-def save_unique(record: models.Model, *, field: str, message: str) -> None:
-    """Save a record whose `field` is unique among its organization's live records.
-
-    Checked first for a clear error, and enforced by the database's partial unique
-    index for the race the check cannot see.
-    """
+def refuse_taken(record: models.Model, *, field: str, value: Any, message: str) -> None:
+    """A clear error when `value` of `field` is taken by another of the organization's live
+    records. The database's partial unique index enforces it for the race this misses."""
     clash = (
         type(record)
         .objects.live()
-        .filter(organization_id=record.organization_id, **{field: getattr(record, field)})
+        .filter(organization_id=record.organization_id, **{field: value})
         .exclude(pk=record.pk)
     )
     if clash.exists():
         raise ValidationError({field: [message]})
+
+
+def save_unique(record: models.Model, *, field: str, message: str) -> None:
+    """Save a new record whose `field` is unique among its organization's live records."""
+    refuse_taken(record, field=field, value=getattr(record, field), message=message)
     try:
         with transaction.atomic():
             record.save()
+    except IntegrityError:
+        raise ValidationError({field: [message]}) from None
+
+
+def update_unique(
+    record: models.Model, *, values: dict[str, Any], field: str, message: str
+) -> None:
+    """Write `values` to a live record (LiveQuerySet.update_live: Http404 if it is deleted)
+    whose `field` is unique among its organization's live records."""
+    if field in values:
+        refuse_taken(record, field=field, value=values[field], message=message)
+    try:
+        with transaction.atomic():
+            type(record).objects.update_live(record, **values)
     except IntegrityError:
         raise ValidationError({field: [message]}) from None
 
@@ -296,6 +313,8 @@ def create_contact(
     # takes that query's place, so a create costs what it did before the counter.
     try:
         with transaction.atomic():
+            if contact_group is not None:
+                hold_live_group(contact_group)
             contact.save()
             adjust_live_count(organization_id=organization.pk, contact_id=contact.pk, delta=1)
     except IntegrityError:
@@ -303,28 +322,42 @@ def create_contact(
     return contact
 
 
+def hold_live_group(group: ContactGroup) -> None:
+    """Keep `group` live until the current transaction ends, which attaches a contact to
+    it; refuse it (a 400 on `contact_group`) if it was deleted meanwhile.
+
+    The row lock makes a concurrent delete_contact_group wait for this transaction, so
+    its detach sees our contact; a delete under way makes this wait, and then find the
+    group deleted. FOR NO KEY UPDATE is the weakest lock Django takes that the delete's
+    UPDATE waits for. SQLite ignores it: there a transaction holds the database's write
+    lock from its start, so no delete can come between this check and the commit.
+    """
+    held = ContactGroup.objects.live().filter(pk=group.pk).select_for_update(no_key=True)
+    if not held.exists():
+        raise ValidationError({"contact_group": [INVALID_GROUP]})
+
+
 def update_contact(*, contact: Contact, changes: dict[str, Any]) -> Contact:
-    """Change only the fields given; a field given as None is cleared."""
-    for field, value in changes.items():
-        if field == "address":
-            value = full_address(value)
-        setattr(contact, field, value)
-    save_unique(contact, field="phone", message=DUPLICATE_PHONE)
+    """Change only the fields given (a field given as None is cleared), and only while the
+    contact is live: one deleted meanwhile is not found (Http404)."""
+    values = {
+        field: full_address(value) if field == "address" else value
+        for field, value in changes.items()
+    }
+    with transaction.atomic():
+        if values.get("contact_group") is not None:
+            hold_live_group(values["contact_group"])
+        update_unique(contact, values=values, field="phone", message=DUPLICATE_PHONE)
     return contact
 
 
 def delete_contact(*, contact: Contact) -> None:
+    """Soft-delete a live contact. One deleted already, or by a concurrent request, is not
+    found (Http404), so of two concurrent deletes one succeeds and counts."""
     now = timezone.now()
     with transaction.atomic():
-        # Only a live row is deleted, so two concurrent deletes count once.
-        deleted = (
-            Contact.objects.live().filter(pk=contact.pk).update(deleted_at=now, updated_at=now)
-        )
-        if deleted:
-            adjust_live_count(
-                organization_id=contact.organization_id, contact_id=contact.pk, delta=-1
-            )
-    contact.deleted_at = contact.updated_at = now
+        Contact.objects.update_live(contact, deleted_at=now, updated_at=now)
+        adjust_live_count(organization_id=contact.organization_id, contact_id=contact.pk, delta=-1)
 
 
 def contact_for_phone(*, organization: Organization, phone: str) -> Contact:
@@ -347,15 +380,18 @@ def create_contact_group(
 
 
 def update_contact_group(*, group: ContactGroup, changes: dict[str, Any]) -> ContactGroup:
-    for field, value in changes.items():
-        setattr(group, field, value)
-    save_unique(group, field="name", message=DUPLICATE_GROUP)
+    """Change only the fields given, while the group is live (Http404 otherwise)."""
+    update_unique(group, values=changes, field="name", message=DUPLICATE_GROUP)
     return group
 
 
 @transaction.atomic
 def delete_contact_group(*, group: ContactGroup) -> None:
-    """Soft-delete the group and detach its contacts, which stay."""
-    group.contacts.update(contact_group=None, updated_at=timezone.now())
-    group.deleted_at = timezone.now()
-    group.save(update_fields=["deleted_at", "updated_at"])
+    """Soft-delete a live group (Http404 otherwise) and detach its contacts, which stay.
+
+    The group's row is written first: its lock waits for every transaction attaching a
+    contact to the group (hold_live_group), so the detach that follows sees them all.
+    """
+    now = timezone.now()
+    ContactGroup.objects.update_live(group, deleted_at=now, updated_at=now)
+    Contact.objects.filter(contact_group_id=group.pk).update(contact_group=None, updated_at=now)

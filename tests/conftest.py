@@ -47,3 +47,9 @@ def api(org_a) -> APIClient:
 def api_b(org_b) -> APIClient:
     """An API client authenticated as organization B."""
     return client_for(org_b)
+
+
+@pytest.fixture
+def racing_org(transactional_db):
+    """An organization for tests of concurrent requests, whose rate limit is out of reach."""
+    return OrganizationFactory(name="Racing organization", rate_limit=1_000_000)

@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from contacts.models import Contact, ContactGroup
-from contacts.services import full_address
+from contacts.services import INVALID_GROUP, full_address
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
 from messaging_project.api.formats import iso_datetime, json_text, laravel_datetime
 
@@ -50,7 +50,7 @@ class ContactInputSerializer(serializers.Serializer):
             .first()
         )
         if group is None:  # another organization's group is treated as unknown
-            raise serializers.ValidationError("The selected contact group is invalid.")
+            raise serializers.ValidationError(INVALID_GROUP)
         return group
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -3,13 +3,17 @@
 A ModelAdmin's own save would bypass the rules a service enforces (uniqueness among
 live records, counters, side effects). ServiceAdmin routes every save through
 `save_through_service`, and shows a service's refusal on the form like any other
-validation error. Tenancy (which records a staff member sees) is accounts'
+validation error; a record deleted by someone else while its page was open is
+neither saved back nor deleted again (the service answers Http404) and the admin says
+so on the list page. Tenancy (which records a staff member sees) is accounts'
 business: accounts.admin_scoping.OrganizationScopedAdmin builds on this class.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.http import Http404, HttpResponseRedirect
+from django.urls import reverse
 
 
 def adopt(obj: models.Model, saved: models.Model) -> None:
@@ -48,6 +52,14 @@ class ServiceRefused(Exception):
         self.error = error
 
 
+class RecordDeleted(Exception):
+    """A service found the record being saved or deleted already deleted (its Http404)."""
+
+    def __init__(self, record: models.Model):
+        super().__init__(record)
+        self.record = record
+
+
 class ServiceAdmin(admin.ModelAdmin):
     """A ModelAdmin whose saves go through the app's services, as the API's do."""
 
@@ -66,12 +78,41 @@ class ServiceAdmin(admin.ModelAdmin):
             # this time carrying the service's errors.
             request._service_error = refused.error
             return super().changeform_view(request, object_id, form_url, extra_context)
+        except RecordDeleted:
+            # Its form shows the values typed, not the record's: named by its id.
+            name = self.opts.verbose_name
+            return self.back_to_the_list(
+                request,
+                f"The {name} with ID “{object_id}” was deleted meanwhile; "
+                "your changes were not saved.",
+            )
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except RecordDeleted as gone:
+            name = self.opts.verbose_name
+            return self.back_to_the_list(
+                request, f"The {name} “{gone.record}” had already been deleted."
+            )
+
+    def back_to_the_list(self, request, message: str) -> HttpResponseRedirect:
+        self.message_user(request, message, messages.ERROR)
+        opts = self.opts
+        return HttpResponseRedirect(
+            reverse(
+                f"admin:{opts.app_label}_{opts.model_name}_changelist",
+                current_app=self.admin_site.name,
+            )
+        )
 
     def save_model(self, request, obj, form, change):
         try:
             self.save_through_service(request, obj, form, change)
         except ValidationError as error:
             raise ServiceRefused(error) from None
+        except Http404:
+            raise RecordDeleted(obj) from None
 
     def save_through_service(self, request, obj, form, change):
         """Create or update the record with the app's service. Subclasses implement it,
