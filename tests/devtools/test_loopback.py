@@ -1,12 +1,17 @@
 """The loopback helpers the tests, `make bench` and `make loadtest` share."""
 
+import ast
 import socket
 import subprocess
 import sys
 import threading
 import time
 
+from django.conf import settings
+
 from devtools.loopback import HOST, free_port, reachable, wait_until_listening
+
+SERVICE_PACKAGES = ["messaging_project", "accounts", "contacts", "canned_replies", "sending"]
 
 
 def listen_on(port: int) -> socket.socket:
@@ -64,3 +69,20 @@ def test_waiting_gives_up_at_once_when_the_server_process_has_exited():
 
     assert not wait_until_listening(free_port(), timeout=60, process=crashed)
     assert time.monotonic() - start < 5
+
+
+def test_the_service_never_imports_the_devtools():
+    importers = []
+    for package in SERVICE_PACKAGES:
+        for path in sorted((settings.BASE_DIR / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module or ""]
+                if any(name.split(".")[0] == "devtools" for name in names):
+                    importers.append(str(path.relative_to(settings.BASE_DIR)))
+
+    assert importers == []
+    assert "devtools" not in settings.INSTALLED_APPS
