@@ -14,6 +14,8 @@ import requests
 
 from devtools.loopback import free_port, reachable, wait_until_listening
 
+pytestmark = pytest.mark.slow  # a gunicorn per test
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 60
 
