@@ -12,7 +12,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test lint format bench bench-quick loadtest
+.PHONY: install run test test-fast lint format bench bench-quick loadtest
 
 install: $(STAMP)
 
@@ -33,6 +33,11 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The suite without the tests marked slow (gunicorn, the browser, fuzzing): for while
+# developing; `make test` and CI run everything.
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

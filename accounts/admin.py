@@ -148,7 +148,7 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
         from sending.admin import sync_organization
 
         for organization in queryset:
-            self.message_user(request, *sync_organization(request, organization))
+            self.message_user(request, *sync_organization(organization))
 
 
 class TokenStatusFilter(admin.SimpleListFilter):

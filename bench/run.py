@@ -22,7 +22,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,8 @@ sys.path.insert(0, str(ROOT))  # `python bench/run.py` as well as `python -m ben
 
 import psycopg  # noqa: E402
 import requests  # noqa: E402
+
+from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 
 PYTHON = sys.executable
 RESULTS = ROOT / "bench" / "results"
@@ -74,26 +75,9 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def reachable(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), 1).close()
-        return True
-    except OSError:
-        return False
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_for(port: int, what: str, seconds: float = 120) -> None:
-    deadline = time.time() + seconds
-    while not reachable(port):
-        if time.time() > deadline:
-            raise SystemExit(f"{what} did not start on port {port}")
-        time.sleep(0.2)
+    if not wait_until_listening(port, timeout=seconds):
+        raise SystemExit(f"{what} did not start on port {port}")
 
 
 # The machine's tools.

@@ -26,7 +26,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.cloud_api_server import FakeCloudApi, Reply, graph_error  # noqa: E402
+from devtools.cloud_api_server import FakeCloudApi, Reply, graph_error  # noqa: E402
+from devtools.loopback import free_port, wait_until_listening  # noqa: E402
 
 POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PHONE_NUMBER_ID = "106540352242922"
@@ -454,12 +454,6 @@ def postgres_answers() -> bool:
         return False
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def command(name: str, *args: str) -> str:
     """Run a management command in this process; its last line of output."""
     from django.core.management import call_command
@@ -516,16 +510,10 @@ def start_gunicorn(
         stdout=log,
         stderr=log,
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return server
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                raise SystemExit("gunicorn did not start; see its log above") from None
-            time.sleep(0.1)
+    if not wait_until_listening(port, timeout=60, process=server):
+        server.kill()
+        raise SystemExit("gunicorn did not start; see its log above")
+    return server
 
 
 def pin_contacts(base: str, orgs: list[Org], ledger: Ledger) -> None:

@@ -66,7 +66,7 @@ class ChatAdmin(ReadOnlyAdmin):
         return pretty_json(chat.error_details)
 
 
-def sync_organization(request, organization) -> tuple[str, int]:
+def sync_organization(organization) -> tuple[str, int]:
     """Sync one organization's templates; a message for the user and its level."""
     try:
         result = services.sync_templates(organization=organization)
@@ -120,6 +120,6 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         organization = staff_organization(request)
         if organization is None or not self.has_view_permission(request):
             raise PermissionDenied
-        text, level = sync_organization(request, organization)
+        text, level = sync_organization(organization)
         self.message_user(request, text, level)
         return HttpResponseRedirect(reverse("admin:sending_messagetemplate_changelist"))

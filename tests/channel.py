@@ -3,8 +3,8 @@ organization connected to it. Registered in tests/conftest.py as a plugin."""
 
 import pytest
 
+from devtools.cloud_api_server import FakeCloudApi
 from sending import services
-from tests.cloud_api_server import FakeCloudApi
 
 PHONE_NUMBER_ID = "106540352242922"
 BUSINESS_ACCOUNT_ID = "102290129340398"

@@ -41,6 +41,7 @@ FLAGS = [
 ]
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),

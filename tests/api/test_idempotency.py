@@ -9,10 +9,10 @@ from django.db import connection
 from django.utils import timezone
 
 from contacts.models import Contact
+from devtools.cloud_api_server import graph_error
 from messaging_project.api.models import IdempotencyKey
 from sending.gateway import sandbox
 from sending.models import Chat
-from tests.cloud_api_server import graph_error
 
 CONTACT = {"first_name": "Ada", "phone": "+14155552671"}
 SEND = {"phone": "+14155552671", "message": "Your order has shipped"}

@@ -2,7 +2,6 @@
 organization get exactly the limit through, on each shared cache we support."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,22 +12,12 @@ from pathlib import Path
 import pytest
 import requests
 
+from devtools.loopback import free_port, reachable, wait_until_listening
+
+pytestmark = pytest.mark.slow  # a gunicorn per test
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 60
-
-
-def reachable(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), 1).close()
-        return True
-    except OSError:
-        return False
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def manage(env, *args) -> str:
@@ -114,10 +103,7 @@ def test_exactly_the_limit_gets_through_across_workers(backend, tmp_path, reques
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.time() + 30
-        while not reachable(port):
-            assert time.time() < deadline, "gunicorn did not start"
-            time.sleep(0.1)
+        assert wait_until_listening(port, timeout=30, process=server), "gunicorn did not start"
         # A fixed window: start the burst well inside one minute.
         if time.time() % 60 > 45:
             time.sleep(61 - time.time() % 60)

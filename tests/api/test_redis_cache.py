@@ -4,8 +4,8 @@ window counter and the client kept per pool."""
 import pytest
 from django.core.cache import caches
 
+from devtools.loopback import reachable
 from tests.api.test_rate_limit import hits_from_threads
-from tests.api.test_rate_limit_gunicorn import reachable
 
 pytestmark = pytest.mark.skipif(not reachable(6379), reason="no Redis on 127.0.0.1:6379")
 

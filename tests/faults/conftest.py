@@ -2,8 +2,8 @@
 
 import pytest
 
+from devtools.cloud_api_server import FakeCloudApi
 from sending.gateway import sandbox
-from tests.cloud_api_server import FakeCloudApi
 
 
 @pytest.fixture(autouse=True)

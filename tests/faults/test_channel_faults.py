@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 
 from contacts.models import Contact
+from devtools.cloud_api_server import graph_error
 from sending.models import Chat
-from tests.cloud_api_server import graph_error
 from tests.factories import ContactFactory
 
 PHONE = "+4915123456789"

@@ -4,6 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # gunicorn and a scratch database
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

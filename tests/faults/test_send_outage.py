@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from django.db import OperationalError, connection
 
+from devtools.cloud_api_server import graph_error
 from messaging_project.api.models import IdempotencyKey
 from sending.models import Chat
-from tests.cloud_api_server import graph_error
 from tests.faults.test_database_outage import postgres_only
 
 PHONE = "+4915123456789"

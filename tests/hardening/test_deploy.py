@@ -31,12 +31,14 @@ def deploy_check(tmp_path, **env):
     )
 
 
+@pytest.mark.slow  # a manage.py subprocess
 def test_the_deploy_check_passes_with_production_settings(tmp_path):
     result = deploy_check(tmp_path, **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_deploy_check_fails_without_https(tmp_path):
     result = deploy_check(tmp_path, **{**PRODUCTION, "HTTPS": "false"})
     assert result.returncode != 0

@@ -35,6 +35,8 @@ from tests.factories import (
 )
 from tests.sending.factories import ChatFactory, MessageTemplateFactory
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
 CHECKS = [
     not_a_server_error,

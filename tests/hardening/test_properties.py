@@ -4,6 +4,7 @@ from unittest import mock
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import phonenumbers
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rest_framework.request import Request
@@ -132,6 +133,7 @@ def page_number(url: str | None) -> int | None:
     return None if url is None else int(parse_qs(urlsplit(url).query)["page"][0])
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(
     total=st.integers(min_value=0, max_value=2000),
@@ -175,6 +177,7 @@ def test_page_arithmetic(total, page, per_page):
 query_text = st.text(alphabet=st.sampled_from("ap9 &=%+?#/é_-."), min_size=0, max_size=6)
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(
     pairs=st.lists(

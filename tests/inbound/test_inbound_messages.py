@@ -12,10 +12,10 @@ from django.db import connection
 
 from canned_replies import services as reply_services
 from contacts.models import Contact
+from devtools.cloud_api_server import graph_error
 from sending.gateway import sandbox
 from sending.inbound import wait_for_auto_replies
 from sending.models import Chat
-from tests.cloud_api_server import graph_error
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, text_message
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.db import connections
 
+from devtools.cloud_api_server import FakeCloudApi, graph_error
 from sending.gateway import CloudApiGateway, FailureKind, GatewayError, SandboxGateway, cloud_api
-from tests.cloud_api_server import FakeCloudApi, graph_error
 from tests.sending.conftest import ACCESS_TOKEN, PHONE_NUMBER_ID
 
 PAYLOAD = {"messaging_product": "whatsapp", "to": "4915123456789", "type": "text"}

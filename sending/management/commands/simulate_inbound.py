@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from accounts.commands import organization_argument
+from accounts.models import Channel
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from sending.gateway import sandbox
 from sending.inbound import process_webhook, wait_for_auto_replies
@@ -24,7 +25,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, organization, phone, text, name, **options):
         org = organization_argument(organization)
-        if org.channel != "sandbox":
+        if org.channel != Channel.SANDBOX:
             raise CommandError(
                 f"{org.name!r} sends through the Cloud API; simulate_inbound only runs for "
                 "sandbox organizations, so that it never messages a real customer."
