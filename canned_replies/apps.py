@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class CannedRepliesConfig(AppConfig):
     name = "canned_replies"
     verbose_name = "Canned replies"
+
+    def ready(self):
+        # Registers the app's OpenAPI description with drf-spectacular (see that module).
+        from canned_replies.api import schema  # noqa: F401

@@ -216,8 +216,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
-# The OpenAPI schema (/api/schema) and Swagger UI (/api/docs); the per-view documentation
-# lives in messaging_project/api/schema.py.
+# The OpenAPI schema (/api/schema) and Swagger UI (/api/docs); each app documents its views
+# in its api/schema.py, the shared parts are in messaging_project/api/schema.py.
 SPECTACULAR_SETTINGS = {
     "TITLE": "WhatsApp Business Messaging API",
     "VERSION": "1.0.0",

@@ -1,17 +1,21 @@
-"""The OpenAPI description of the API (served at /api/schema, shown at /api/docs).
+"""The OpenAPI description's shared, app-free parts (served at /api/schema, shown at /api/docs).
 
 The views build their output with plain functions (`contact_data`, `chat_data`, ...),
-so the shapes they return are described here by schema-only serializers, one per
-shape, and attached to the views with drf-spectacular view extensions. The views
-themselves carry no documentation. A test (tests/hardening/test_fuzzing.py) checks
-with schemathesis that every response the service gives matches this description.
+so the shapes they return are described by schema-only serializers, one per shape, and
+attached to the views with drf-spectacular view extensions. The views themselves carry
+no documentation. Each app describes its own shapes and views in its `api/schema.py`,
+imported by its AppConfig.ready() so that the extensions exist whenever a schema is
+generated; tests beside each app check that a data function's keys are the documented
+fields. This module holds what they share: the error envelopes, the write result, the
+Laravel page and detail wrappers, the field helpers, the errors and headers of every
+operation, the bearer-token scheme, and `/api/me`, whose view lives in this base. It
+imports no app (the apps build on it); messaging_project/urls.py imports it.
+
+A test (tests/hardening/test_fuzzing.py) checks with schemathesis that every response
+the service gives matches the description.
 """
 
-from drf_spectacular.extensions import (
-    OpenApiAuthenticationExtension,
-    OpenApiSerializerFieldExtension,
-    OpenApiViewExtension,
-)
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiViewExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -23,12 +27,6 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import serializers
-
-from canned_replies.api.serializers import CannedReplyInputSerializer
-from canned_replies.models import MatchCriteria
-from contacts.api.serializers import ContactGroupInputSerializer, ContactInputSerializer
-from sending.api.serializers import SendMessageInputSerializer, SendTemplateInputSerializer
-from sending.models import ChatStatus, ChatType
 
 # Shared pieces --------------------------------------------------------------------------
 
@@ -80,12 +78,6 @@ class ChannelErrorSerializer(serializers.Serializer):
 
 class ChannelFailureSerializer(ErrorSerializer):
     channel_error = ChannelErrorSerializer()
-
-
-class SendRefusedSerializer(ErrorSerializer):
-    channel_error = ChannelErrorSerializer(
-        required=False, help_text="Present when the channel refused the message."
-    )
 
 
 class WriteResultSerializer(serializers.Serializer):
@@ -149,7 +141,7 @@ def detail_of(record: type[serializers.Serializer], name: str) -> type[serialize
     return type(name, (serializers.Serializer,), {"data": record()})
 
 
-# Records: what the represent functions return -------------------------------------------
+# Records: what the apps' data functions return ------------------------------------------
 
 
 # What every stored record starts with. (No docstring: it would become the description
@@ -158,186 +150,6 @@ class RecordSerializer(serializers.Serializer):
     id = integer()
     uuid = serializers.UUIDField()
     organization_id = integer()
-
-
-class ContactRecordSerializer(RecordSerializer):
-    """A contact as `contacts.api.serializers.contact_data` writes it."""
-
-    first_name = text(null=True)
-    last_name = text(null=True)
-    phone = text("Digits only, country code first, no plus.")
-    email = text(null=True)
-    avatar = text(null=True)
-    address = text(
-        "A JSON-encoded object with street, city, state, zip and country (each a string "
-        "or null), or null.",
-        null=True,
-    )
-    contact_group_id = integer(null=True)
-    is_favorite = serializers.ChoiceField(choices=[0, 1])
-    created_by = integer("0 for records written through the API.")
-    created_at = text(LARAVEL_DATETIME, null=True)
-    updated_at = text(LARAVEL_DATETIME, null=True)
-    deleted_at = text(LARAVEL_DATETIME, null=True)
-    full_name = text("First and last name joined by one space.")
-
-
-class ContactGroupRecordSerializer(RecordSerializer):
-    name = text()
-    created_by = integer()
-    created_at = text(ISO_DATETIME)
-    updated_at = text(ISO_DATETIME)
-    deleted_at = text(ISO_DATETIME, null=True)
-
-
-class CannedReplyRecordSerializer(RecordSerializer):
-    """The stored form: the request's `response_type` and `response` become `metadata`."""
-
-    name = text()
-    trigger = text()
-    match_criteria = serializers.ChoiceField(choices=MatchCriteria.choices)
-    metadata = text('JSON-encoded: `{"type": "text", "data": {"text": "<response>"}}`.')
-    created_by = integer()
-    deleted_by = integer(null=True)
-    deleted_at = text(LARAVEL_DATETIME, null=True)
-    created_at = text(LARAVEL_DATETIME)
-    updated_at = text(LARAVEL_DATETIME)
-
-
-class TemplateChatRecordSerializer(RecordSerializer):
-    """The chat in a template send's answer: no contact and no deletion fields."""
-
-    wam_id = text("The channel's message id.", null=True)
-    contact_id = integer()
-    type = serializers.ChoiceField(choices=ChatType.choices)
-    metadata = text("JSON-encoded description of the message.", null=True)
-    media_id = integer(null=True)
-    status = serializers.ChoiceField(choices=ChatStatus.choices)
-    created_at = text(LARAVEL_DATETIME)
-    media = AlwaysNullField()
-
-
-class SentChatRecordSerializer(TemplateChatRecordSerializer):
-    """The chat in a send's answer (`sending.api.serializers.chat_data`)."""
-
-    deleted_by = integer(null=True)
-    deleted_at = text(LARAVEL_DATETIME, null=True)
-    contact = ContactRecordSerializer()
-
-
-class ChatFailureSerializer(serializers.Serializer):
-    code = integer(null=True)
-    message = text(null=True)
-    details = AnyJsonField()
-
-
-class ChatRecordSerializer(SentChatRecordSerializer):
-    """A chat in /api/chats: the send's chat, and why it failed when it did."""
-
-    error = ChatFailureSerializer(allow_null=True, help_text="Null unless the status is failed.")
-
-
-class ChatStatusEventSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=ChatStatus.choices)
-    timestamp = text(LARAVEL_DATETIME, null=True)
-    error_code = integer(null=True)
-    error_title = text(null=True)
-
-
-class ChatDetailRecordSerializer(ChatRecordSerializer):
-    statuses = ChatStatusEventSerializer(many=True, help_text="Status updates, oldest first.")
-
-
-class TemplateRecordSerializer(RecordSerializer):
-    name = text()
-    language = text()
-    category = text()
-    status = text()
-    components = AnyJsonField()
-    external_id = text()
-    created_at = text(LARAVEL_DATETIME)
-    updated_at = text(LARAVEL_DATETIME)
-
-
-class WhoAmISerializer(serializers.Serializer):
-    organization_id = integer()
-    organization_uuid = serializers.UUIDField()
-    organization_name = text()
-    token = text("The token's public prefix.")
-
-
-# Send answers ---------------------------------------------------------------------------
-
-
-class SentContactSerializer(serializers.Serializer):
-    input = text("The phone as it was sent.")
-    wa_id = text("Digits only.")
-
-
-class SentMessageSerializer(serializers.Serializer):
-    id = text("The channel's message id (`wam_id`).")
-
-
-class SentTemplateMessageSerializer(SentMessageSerializer):
-    message_status = text("`accepted` as a rule.")
-
-
-class SendResultSerializer(serializers.Serializer):
-    messaging_product = text("`whatsapp`")
-    contacts = SentContactSerializer(many=True)
-    messages = SentMessageSerializer(many=True)
-    chat = SentChatRecordSerializer()
-
-
-class TemplateSendResultSerializer(SendResultSerializer):
-    messages = SentTemplateMessageSerializer(many=True)
-    chat = TemplateChatRecordSerializer()
-
-
-class SendOutcomeSerializer(serializers.Serializer):
-    success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
-    data = SendResultSerializer()
-
-
-class TemplateSendOutcomeSerializer(serializers.Serializer):
-    success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
-    data = TemplateSendResultSerializer()
-
-
-class SendResponseSerializer(serializers.Serializer):
-    statusCode = integer("200")  # noqa: N815
-    data = SendOutcomeSerializer()
-
-
-class TemplateSendResponseSerializer(serializers.Serializer):
-    statusCode = integer("200")  # noqa: N815
-    data = TemplateSendOutcomeSerializer()
-
-
-# Request bodies that differ from the input serializers' defaults ------------------------
-
-
-class ContactEditSerializer(ContactInputSerializer):
-    """An edit changes only the fields sent, so none is required."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["partial"] = True
-        super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.required = False
-
-
-class ContactGroupEditSerializer(ContactGroupInputSerializer):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["name"].required = False
-
-
-class CannedReplyEditSerializer(CannedReplyInputSerializer):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.required = False
 
 
 # Responses by status --------------------------------------------------------------------
@@ -380,19 +192,6 @@ ERRORS = {
 IDEMPOTENCY_CONFLICT = OpenApiResponse(
     ErrorSerializer, "The `Idempotency-Key` was already used with a different body."
 )
-CHANNEL_ERRORS = {
-    422: OpenApiResponse(
-        SendRefusedSerializer,
-        "The channel refused the message (Graph's own text, for example outside the "
-        "24-hour window), or the `Idempotency-Key` was already used with another body.",
-    ),
-    502: OpenApiResponse(
-        ChannelFailureSerializer,
-        "The channel is unreachable, failed, or rejected the organization's credentials.",
-    ),
-    504: OpenApiResponse(ChannelFailureSerializer, "The channel did not answer in time."),
-}
-
 # Every answer to an authenticated request carries the organization's rate-limit state.
 RATE_LIMITED = [200, 400, 403, 404, 409, 415, 422, 429, 502, 503, 504]
 HEADERS = [
@@ -550,33 +349,8 @@ def documented(decorator, doc: str):
     return view_replacement
 
 
-class TemplateComponentSchema(OpenApiSerializerFieldExtension):
-    """A template component: checked for shape only and passed to the channel as given."""
-
-    target_class = "sending.api.serializers.TemplateComponentField"
-
-    def map_serializer_field(self, auto_schema, direction):
-        parameter = {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "minLength": 1, "example": "text"},
-                "text": {"type": "string", "description": "Required when type is text."},
-            },
-            "required": ["type"],
-            "additionalProperties": True,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "minLength": 1, "example": "body"},
-                "parameters": {"type": "array", "items": parameter, "nullable": True},
-            },
-            "required": ["type"],
-            "additionalProperties": True,
-        }
-
-
 class BearerTokenScheme(OpenApiAuthenticationExtension):
+    # Named by its path, not imported: the base imports no app.
     target_class = "accounts.authentication.BearerTokenAuthentication"
     name = "bearerAuth"
 
@@ -593,124 +367,17 @@ RESOURCE_DOC = (
 )
 
 
-class ContactViewSchema(OpenApiViewExtension):
-    target_class = "contacts.api.views.ContactViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="contact",
-            page=page_of(ContactRecordSerializer, "ContactPage"),
-            detail=detail_of(ContactRecordSerializer, "ContactDetail"),
-            input_serializer=ContactInputSerializer,
-            edit_serializer=ContactEditSerializer,
-            # django-filter's description would call this a boolean with string values.
-            filters=[OpenApiParameter("is_favorite", OpenApiTypes.STR, enum=["0", "1"])],
-        ),
-        f"Contacts. The request sends `phone` with a leading plus; the record holds digits "
-        f"only. {RESOURCE_DOC}",
-    )
+# /api/me --------------------------------------------------------------------------------
 
 
-class ContactGroupViewSchema(OpenApiViewExtension):
-    target_class = "contacts.api.views.ContactGroupViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="contact group",
-            page=page_of(ContactGroupRecordSerializer, "ContactGroupPage"),
-            detail=detail_of(ContactGroupRecordSerializer, "ContactGroupDetail"),
-            input_serializer=ContactGroupInputSerializer,
-            edit_serializer=ContactGroupEditSerializer,
-        ),
-        f"Contact groups. Deleting a group detaches its contacts. {RESOURCE_DOC}",
-    )
+class WhoAmISerializer(serializers.Serializer):
+    organization_id = integer()
+    organization_uuid = serializers.UUIDField()
+    organization_name = text()
+    token = text("The token's public prefix.")
 
 
-class CannedReplyViewSchema(OpenApiViewExtension):
-    target_class = "canned_replies.api.views.CannedReplyViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="canned reply",
-            page=page_of(CannedReplyRecordSerializer, "CannedReplyPage"),
-            detail=detail_of(CannedReplyRecordSerializer, "CannedReplyDetail"),
-            input_serializer=CannedReplyInputSerializer,
-            edit_serializer=CannedReplyEditSerializer,
-        ),
-        "Canned replies. Requests send `response_type` and `response`; the stored and "
-        "listed form has them as `metadata`, a JSON-encoded "
-        '`{"type": "text", "data": {"text": "<response>"}}`. `match_criteria` accepts '
-        f"`exact_match` for `exact match`. {RESOURCE_DOC}",
-    )
-
-
-class ChatViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.ChatViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="chat",
-            page=page_of(ChatRecordSerializer, "ChatPage"),
-            detail=detail_of(ChatDetailRecordSerializer, "ChatDetail"),
-            writable=False,
-        ),
-        "Chats: the messages sent and received. One chat also shows its status history "
-        f"(`statuses`). {RESOURCE_DOC}",
-    )
-
-
-class MessageTemplateViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.MessageTemplateViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="message template",
-            page=page_of(TemplateRecordSerializer, "MessageTemplatePage"),
-            detail=detail_of(TemplateRecordSerializer, "MessageTemplateDetail"),
-            writable=False,
-        ),
-        f"The organization's WhatsApp templates, as last synced. {RESOURCE_DOC}",
-    )
-
-
-def send_schema(*, summary: str, request, success):
-    # A send can also fail at the channel: 422, 502, 504 with `channel_error`.
-    operation = described(
-        summary=summary,
-        success=success,
-        request=request,
-        codes=(403,),
-        creates=True,
-        extra=CHANNEL_ERRORS,
-    )
-    return extend_schema_view(post=operation)
-
-
-SEND_DOC = (
-    "Finds or creates the contact for the number and records a chat. Nothing is recorded "
-    "as sent that the channel did not accept: a refusal is a 422 and a channel failure a "
-    "502 or 504, each with `channel_error`, never a 200 with `success: false`."
-)
-
-
-class SendMessageViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.SendMessageView"
-    view_replacement = documented(
-        send_schema(
-            summary="Send a message (text, or with 1 to 3 reply buttons)",
-            request=SendMessageInputSerializer,
-            success=SendResponseSerializer,
-        ),
-        "A text message, or with `buttons` an interactive message that may carry a "
-        f"`header` and a `footer`. {SEND_DOC}",
-    )
-
-
-class SendTemplateViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.SendTemplateView"
-    view_replacement = documented(
-        send_schema(
-            summary="Send a template message",
-            request=SendTemplateInputSerializer,
-            success=TemplateSendResponseSerializer,
-        ),
-        f"A template message; `components` go to the channel as given. {SEND_DOC}",
-    )
+WhoAmIDetail = detail_of(WhoAmISerializer, "WhoAmIDetail")
 
 
 class WhoAmIViewSchema(OpenApiViewExtension):
@@ -719,7 +386,7 @@ class WhoAmIViewSchema(OpenApiViewExtension):
         extend_schema_view(
             get=described(
                 summary="The token's organization",
-                success=detail_of(WhoAmISerializer, "WhoAmIDetail"),
+                success=WhoAmIDetail,
             )
         ),
         "A cheap way to check a token.",

@@ -1,0 +1,273 @@
+"""The OpenAPI description of chats, templates and sends: the records that `chat_data`,
+`chat_record`, `status_history` and `template_data` return, the answers of the two
+sends, the template component's shape, and the views.
+
+drf-spectacular finds the extensions below only once this module is imported:
+SendingConfig.ready() imports it, so it is loaded wherever Django is set up. The shared
+pieces are in messaging_project/api/schema.py, the contact record in
+contacts/api/schema.py; tests/sending/test_documented_shapes.py checks that the data
+functions and the send answers have exactly the fields documented here.
+"""
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema_view
+from rest_framework import serializers
+
+from contacts.api.schema import ContactRecordSerializer
+from messaging_project.api.schema import (
+    LARAVEL_DATETIME,
+    RESOURCE_DOC,
+    AlwaysNullField,
+    AnyJsonField,
+    ChannelErrorSerializer,
+    ChannelFailureSerializer,
+    ErrorSerializer,
+    RecordSerializer,
+    described,
+    detail_of,
+    documented,
+    integer,
+    page_of,
+    resource_schema,
+    text,
+)
+from sending.api.serializers import SendMessageInputSerializer, SendTemplateInputSerializer
+from sending.models import ChatStatus, ChatType
+
+# Chats and templates --------------------------------------------------------------------
+
+
+class TemplateChatRecordSerializer(RecordSerializer):
+    """The chat in a template send's answer: no contact and no deletion fields."""
+
+    wam_id = text("The channel's message id.", null=True)
+    contact_id = integer()
+    type = serializers.ChoiceField(choices=ChatType.choices)
+    metadata = text("JSON-encoded description of the message.", null=True)
+    media_id = integer(null=True)
+    status = serializers.ChoiceField(choices=ChatStatus.choices)
+    created_at = text(LARAVEL_DATETIME)
+    media = AlwaysNullField()
+
+
+class SentChatRecordSerializer(TemplateChatRecordSerializer):
+    """The chat in a send's answer (`sending.api.serializers.chat_data`)."""
+
+    deleted_by = integer(null=True)
+    deleted_at = text(LARAVEL_DATETIME, null=True)
+    contact = ContactRecordSerializer()
+
+
+class ChatFailureSerializer(serializers.Serializer):
+    code = integer(null=True)
+    message = text(null=True)
+    details = AnyJsonField()
+
+
+class ChatRecordSerializer(SentChatRecordSerializer):
+    """A chat in /api/chats: the send's chat, and why it failed when it did."""
+
+    error = ChatFailureSerializer(allow_null=True, help_text="Null unless the status is failed.")
+
+
+class ChatStatusEventSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ChatStatus.choices)
+    timestamp = text(LARAVEL_DATETIME, null=True)
+    error_code = integer(null=True)
+    error_title = text(null=True)
+
+
+class ChatDetailRecordSerializer(ChatRecordSerializer):
+    statuses = ChatStatusEventSerializer(many=True, help_text="Status updates, oldest first.")
+
+
+class TemplateRecordSerializer(RecordSerializer):
+    name = text()
+    language = text()
+    category = text()
+    status = text()
+    components = AnyJsonField()
+    external_id = text()
+    created_at = text(LARAVEL_DATETIME)
+    updated_at = text(LARAVEL_DATETIME)
+
+
+ChatPage = page_of(ChatRecordSerializer, "ChatPage")
+ChatDetail = detail_of(ChatDetailRecordSerializer, "ChatDetail")
+MessageTemplatePage = page_of(TemplateRecordSerializer, "MessageTemplatePage")
+MessageTemplateDetail = detail_of(TemplateRecordSerializer, "MessageTemplateDetail")
+
+
+# Send answers ---------------------------------------------------------------------------
+
+
+class SentContactSerializer(serializers.Serializer):
+    input = text("The phone as it was sent.")
+    wa_id = text("Digits only.")
+
+
+class SentMessageSerializer(serializers.Serializer):
+    id = text("The channel's message id (`wam_id`).")
+
+
+class SentTemplateMessageSerializer(SentMessageSerializer):
+    message_status = text("`accepted` as a rule.")
+
+
+class SendResultSerializer(serializers.Serializer):
+    messaging_product = text("`whatsapp`")
+    contacts = SentContactSerializer(many=True)
+    messages = SentMessageSerializer(many=True)
+    chat = SentChatRecordSerializer()
+
+
+class TemplateSendResultSerializer(SendResultSerializer):
+    messages = SentTemplateMessageSerializer(many=True)
+    chat = TemplateChatRecordSerializer()
+
+
+class SendOutcomeSerializer(serializers.Serializer):
+    success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
+    data = SendResultSerializer()
+
+
+class TemplateSendOutcomeSerializer(serializers.Serializer):
+    success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
+    data = TemplateSendResultSerializer()
+
+
+class SendResponseSerializer(serializers.Serializer):
+    statusCode = integer("200")  # noqa: N815
+    data = SendOutcomeSerializer()
+
+
+class TemplateSendResponseSerializer(serializers.Serializer):
+    statusCode = integer("200")  # noqa: N815
+    data = TemplateSendOutcomeSerializer()
+
+
+# A send's failures: the channel refused, failed or did not answer -----------------------
+
+
+class SendRefusedSerializer(ErrorSerializer):
+    channel_error = ChannelErrorSerializer(
+        required=False, help_text="Present when the channel refused the message."
+    )
+
+
+CHANNEL_ERRORS = {
+    422: OpenApiResponse(
+        SendRefusedSerializer,
+        "The channel refused the message (Graph's own text, for example outside the "
+        "24-hour window), or the `Idempotency-Key` was already used with another body.",
+    ),
+    502: OpenApiResponse(
+        ChannelFailureSerializer,
+        "The channel is unreachable, failed, or rejected the organization's credentials.",
+    ),
+    504: OpenApiResponse(ChannelFailureSerializer, "The channel did not answer in time."),
+}
+
+
+# The request's passed-through JSON ------------------------------------------------------
+
+
+class TemplateComponentSchema(OpenApiSerializerFieldExtension):
+    """A template component: checked for shape only and passed to the channel as given."""
+
+    target_class = "sending.api.serializers.TemplateComponentField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        parameter = {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "minLength": 1, "example": "text"},
+                "text": {"type": "string", "description": "Required when type is text."},
+            },
+            "required": ["type"],
+            "additionalProperties": True,
+        }
+        return {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "minLength": 1, "example": "body"},
+                "parameters": {"type": "array", "items": parameter, "nullable": True},
+            },
+            "required": ["type"],
+            "additionalProperties": True,
+        }
+
+
+# The views ------------------------------------------------------------------------------
+
+
+class ChatViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.ChatViewSet"
+    view_replacement = documented(
+        resource_schema(
+            noun="chat",
+            page=ChatPage,
+            detail=ChatDetail,
+            writable=False,
+        ),
+        "Chats: the messages sent and received. One chat also shows its status history "
+        f"(`statuses`). {RESOURCE_DOC}",
+    )
+
+
+class MessageTemplateViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.MessageTemplateViewSet"
+    view_replacement = documented(
+        resource_schema(
+            noun="message template",
+            page=MessageTemplatePage,
+            detail=MessageTemplateDetail,
+            writable=False,
+        ),
+        f"The organization's WhatsApp templates, as last synced. {RESOURCE_DOC}",
+    )
+
+
+def send_schema(*, summary: str, request, success):
+    # A send can also fail at the channel: 422, 502, 504 with `channel_error`.
+    operation = described(
+        summary=summary,
+        success=success,
+        request=request,
+        codes=(403,),
+        creates=True,
+        extra=CHANNEL_ERRORS,
+    )
+    return extend_schema_view(post=operation)
+
+
+SEND_DOC = (
+    "Finds or creates the contact for the number and records a chat. Nothing is recorded "
+    "as sent that the channel did not accept: a refusal is a 422 and a channel failure a "
+    "502 or 504, each with `channel_error`, never a 200 with `success: false`."
+)
+
+
+class SendMessageViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendMessageView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send a message (text, or with 1 to 3 reply buttons)",
+            request=SendMessageInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        "A text message, or with `buttons` an interactive message that may carry a "
+        f"`header` and a `footer`. {SEND_DOC}",
+    )
+
+
+class SendTemplateViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendTemplateView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send a template message",
+            request=SendTemplateInputSerializer,
+            success=TemplateSendResponseSerializer,
+        ),
+        f"A template message; `components` go to the channel as given. {SEND_DOC}",
+    )
