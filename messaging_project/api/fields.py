@@ -1,4 +1,14 @@
-"""Serializer fields shared by the apps' input serializers."""
+"""Serializer fields shared by the apps' input serializers.
+
+Text a database cannot store is refused here, in one place per kind of input: DRF's
+CharField (and so StrictCharField, EmailField and every other string field) refuses NUL
+and lone surrogates itself; JSON passed through as given is walked by PassThroughJSONField
+with the same rule and the same wording (`unstorable`).
+"""
+
+import json
+import math
+from typing import Any
 
 from rest_framework import serializers
 
@@ -41,3 +51,84 @@ class StrictBooleanField(serializers.BooleanField):
         if isinstance(data, float):  # 1.0 == 1, but it is not what we document
             self.fail("invalid", input=data)
         return super().to_internal_value(data)
+
+
+def unstorable(text: str) -> str | None:
+    """Why a database cannot store `text`, or None. PostgreSQL refuses NUL in text and
+    jsonb; a lone surrogate has no UTF-8 form, so no database (nor a JSON answer) holds
+    one. Worded as DRF's CharField words the same refusal."""
+    if "\x00" in text:
+        return "Null characters are not allowed."
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:  # UTF-8 fails on surrogates only
+        return f"Surrogate characters are not allowed: U+{ord(text[error.start]):X}."
+    return None
+
+
+def json_problem(value: Any, *, max_depth: int) -> tuple[tuple, str] | None:
+    """The first thing in parsed JSON that cannot be passed on and stored, as (its path,
+    why), or None: objects or lists more than `max_depth` levels inside `value`, text a
+    database cannot store (in a value or a key), a number that is not finite (1e999
+    parses as infinity, which neither jsonb nor a JSON answer can hold).
+
+    Walks with its own stack, in document order: no nesting can exhaust Python's.
+    """
+    stack: list[tuple[Any, tuple, int]] = [(value, (), 0)]
+    while stack:
+        item, path, level = stack.pop()
+        if isinstance(item, str):
+            problem = unstorable(item)
+            if problem:
+                return path, problem
+        elif isinstance(item, float) and not math.isfinite(item):
+            return path, "Numbers must be finite."
+        elif isinstance(item, dict | list):
+            if level > max_depth:
+                return path, f"Nested too deeply: at most {max_depth} levels of objects and lists."
+            if isinstance(item, dict):
+                if any(isinstance(key, str) and unstorable(key) for key in item):
+                    return (
+                        path,
+                        "A key here holds a NUL or a lone surrogate, which cannot be stored.",
+                    )
+                children = list(item.items())
+            else:
+                children = list(enumerate(item))
+            stack.extend((child, (*path, key), level + 1) for key, child in reversed(children))
+    return None
+
+
+class PassThroughJSONField(serializers.Field):
+    """JSON handed on as given (to the channel, into a JSON column), checked only for
+    what would break on the way (`json_problem`); subclasses add the shape they expect.
+    An error names the offending place by its dotted path under the field."""
+
+    max_depth: int  # objects and lists allowed inside the value, one within another
+
+    def to_internal_value(self, data: Any) -> Any:
+        found = json_problem(data, max_depth=self.max_depth)
+        if found is not None:
+            path, message = found
+            if not path:
+                raise serializers.ValidationError([message])
+            raise serializers.ValidationError({".".join(map(str, path)): [message]})
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class MaxJSONBytesValidator:
+    """At most `limit` bytes of compact UTF-8 JSON. Run it after the walk above: it
+    encodes the value, which only storable text and bounded nesting make safe."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __call__(self, value: Any) -> None:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > self.limit:
+            raise serializers.ValidationError(
+                f"Too large: at most {self.limit} bytes of JSON; this is {size}."
+            )

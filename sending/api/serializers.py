@@ -7,7 +7,12 @@ from typing import Any
 from rest_framework import serializers
 
 from contacts.api.serializers import contact_data
-from messaging_project.api.fields import PhoneNumberField, StrictCharField
+from messaging_project.api.fields import (
+    MaxJSONBytesValidator,
+    PassThroughJSONField,
+    PhoneNumberField,
+    StrictCharField,
+)
 from messaging_project.api.formats import json_text, laravel_datetime
 from sending.models import Chat, ChatStatus, MessageTemplate
 
@@ -89,40 +94,136 @@ def duplicate_buttons(buttons: list[dict[str, str]]) -> list[dict[str, list[str]
     return errors
 
 
-class TemplateComponentField(serializers.Field):
-    """A component checked for shape (`type`, `parameters[{type, ...}]`) and passed on as given."""
+# What Meta documents for sending a template (its pages on template messages, and on
+# limited-time offer, carousel, catalog, multi-product, flow, order-details and tap-target
+# templates). Types are matched without regard to case, as Graph matches them.
+COMPONENT_TYPES = (
+    "header",
+    "body",
+    "button",
+    "carousel",
+    "limited_time_offer",
+    "tap_target_configuration",
+)
+CARD_COMPONENT_TYPES = ("header", "body", "button")  # inside a carousel card
+PARAMETER_TYPES = (
+    "text",
+    "currency",
+    "date_time",
+    "image",
+    "document",
+    "video",
+    "location",
+    "payload",
+    "coupon_code",
+    "action",
+    "product",
+    "limited_time_offer",
+    "tap_target_configuration",
+)
+MAX_INDEX = 9  # a template has at most 10 buttons, a carousel at most 10 cards
+COMPONENTS_MAX_BYTES = 64 * 1024
+
+
+class TemplateComponentField(PassThroughJSONField):
+    """A component as Meta documents it for sending, passed on as given.
+
+    Checked before anything leaves: storable text, finite numbers and depth
+    (PassThroughJSONField), then the type, a button's `sub_type` and `index`, a
+    carousel's cards, and each parameter's type and value.
+    """
 
     default_error_messages = {"invalid": "Must be an object."}
+    max_depth = 8  # Meta's deepest documented component, an order-details button, uses all 8
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
             self.fail("invalid")
-        errors: dict[str, Any] = {}
-        if not isinstance(data.get("type"), str) or not data["type"].strip():
-            errors["type"] = ["A component needs a type, such as body."]
-        parameters = data.get("parameters")
-        if parameters is not None:
-            if not isinstance(parameters, list):
-                errors["parameters"] = ["Must be a list."]
-            else:
-                problems = [parameter_errors(parameter) for parameter in parameters]
-                if any(problems):
-                    errors["parameters"] = problems
+        data = super().to_internal_value(data)
+        errors = component_errors(data, COMPONENT_TYPES)
         if errors:
             raise serializers.ValidationError(errors)
         return data
 
-    def to_representation(self, value: Any) -> Any:
-        return value
+
+def one_of(types: tuple[str, ...]) -> str:
+    # Lists what is accepted rather than echoing what was sent, which may not be printable.
+    return "Must be one of: " + ", ".join(types) + "."
+
+
+def is_index(value: Any) -> bool:
+    """0 to 9, as a number or as digits (Meta's examples use both)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INDEX
+
+
+def component_errors(component: dict[str, Any], types: tuple[str, ...]) -> dict[str, Any]:
+    errors: dict[str, Any] = {}
+    kind = component.get("type")
+    if not isinstance(kind, str) or not kind.strip():
+        errors["type"] = ["A component needs a type, such as body."]
+    elif kind.lower() not in types:
+        errors["type"] = [one_of(types)]
+    elif kind.lower() == "button":
+        sub_type = component.get("sub_type")
+        if not isinstance(sub_type, str) or not sub_type.strip():
+            errors["sub_type"] = ["A button needs its sub_type, such as quick_reply or url."]
+        if not is_index(component.get("index")):
+            errors["index"] = ["A button needs its index, 0 to 9."]
+    elif kind.lower() == "carousel":
+        cards = component.get("cards")
+        if not isinstance(cards, list) or not cards:
+            errors["cards"] = ["A carousel needs its cards, a list."]
+        else:
+            problems = [card_errors(card) for card in cards]
+            if any(problems):
+                errors["cards"] = problems
+    parameters = component.get("parameters")
+    if parameters is not None:
+        if not isinstance(parameters, list):
+            errors["parameters"] = ["Must be a list."]
+        else:
+            problems = [parameter_errors(parameter) for parameter in parameters]
+            if any(problems):
+                errors["parameters"] = problems
+    return errors
+
+
+def card_errors(card: Any) -> dict[str, Any] | list[str]:
+    if not isinstance(card, dict):
+        return ["A card must be an object with its card_index and components."]
+    errors: dict[str, Any] = {}
+    if not is_index(card.get("card_index")):
+        errors["card_index"] = ["A card needs its card_index, 0 to 9."]
+    components = card.get("components")
+    if not isinstance(components, list):
+        errors["components"] = ["A card needs its components, a list."]
+    else:
+        problems = [
+            component_errors(item, CARD_COMPONENT_TYPES)
+            if isinstance(item, dict)
+            else ["A component must be an object with a type."]
+            for item in components
+        ]
+        if any(problems):
+            errors["components"] = problems
+    return errors
 
 
 def parameter_errors(parameter: Any) -> dict[str, list[str]]:
     if not isinstance(parameter, dict):
         return {"type": ["A parameter must be an object with a type."]}
-    if not isinstance(parameter.get("type"), str) or not parameter["type"]:
+    kind = parameter.get("type")
+    if not isinstance(kind, str) or not kind:
         return {"type": ["A parameter needs a type, such as text."]}
-    if parameter["type"] == "text" and not isinstance(parameter.get("text"), str):
+    kind = kind.lower()
+    if kind not in PARAMETER_TYPES:
+        return {"type": [one_of(PARAMETER_TYPES)]}
+    if kind == "text" and not isinstance(parameter.get("text"), str):
         return {"text": ["A text parameter needs its text."]}
+    if parameter.get(kind) is None:  # Meta's rule: the value sits under the type's name
+        return {kind: [f"A {kind} parameter needs its {kind}."]}
     return {}
 
 
@@ -139,7 +240,10 @@ class TemplateSerializer(serializers.Serializer):
     name = StrictCharField(max_length=512)
     language = LanguageSerializer()
     components = serializers.ListField(
-        child=TemplateComponentField(), required=False, allow_null=True
+        child=TemplateComponentField(),
+        required=False,
+        allow_null=True,
+        validators=[MaxJSONBytesValidator(COMPONENTS_MAX_BYTES)],
     )
 
 
@@ -171,12 +275,23 @@ KEY_RANK = {key: rank for rank, key in enumerate(KEY_ORDER)}
 
 
 def canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
-        return {key: canonical(value[key]) for key in keys}
-    if isinstance(value, list):
-        return [canonical(item) for item in value]
-    return value
+    """`value` with every object's keys in that order. Copies with its own stack, not by
+    recursion: metadata that older code stored unchecked may nest hundreds deep."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, dict):
+            keys = sorted(item, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
+            copied: Any = dict.fromkeys(keys)  # the order is set here, the values below
+            stack.extend((item[key], copied, key) for key in keys)
+        elif isinstance(item, list):
+            copied = [None] * len(item)
+            stack.extend((child, copied, index) for index, child in enumerate(item))
+        else:
+            copied = item
+        parent[slot] = copied
+    return root[0]
 
 
 def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:

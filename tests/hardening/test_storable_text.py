@@ -1,0 +1,216 @@
+"""Text a database cannot store is a 400 naming the field, everywhere in the API.
+
+PostgreSQL refuses NUL (U+0000) in text and in jsonb; no database stores a lone
+surrogate (U+D800..U+DFFF), which has no UTF-8 form. Every string a client can send
+is found by walking the OpenAPI schema: each string field of each request body, each
+query parameter of each list. Sending one with such a character must be a 400 naming
+that field (dotted for nested fields) and must change nothing: no record written, no
+message sent. The suite runs on SQLite and on PostgreSQL.
+"""
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from canned_replies.models import CannedReply
+from contacts.models import Contact, ContactGroup
+from sending.models import Chat
+from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
+
+pytestmark = pytest.mark.django_db
+
+UNSTORABLE = {"nul": "A\x00", "high-surrogate": "A\ud800", "low-surrogate": "\udfffA"}
+PHONE = "+14155552671"
+CONTACT = {
+    "first_name": "Ada",
+    "last_name": "Lovelace",
+    "phone": PHONE,
+    "email": "ada@example.com",
+    "contact_group": None,
+    "address": {"street": "1 Main St", "city": "X", "state": "Y", "zip": "1", "country": "Z"},
+}
+CANNED_REPLY = {
+    "name": "Hours",
+    "trigger": "hours",
+    "match_criteria": "contains",
+    "response_type": "text",
+    "response": "9 to 5",
+}
+# A valid body for every operation that takes one, holding every field the schema lists.
+VALID_BODIES = {
+    ("post", "/api/contacts"): CONTACT,
+    ("put", "/api/contacts/{uuid}"): CONTACT,
+    ("patch", "/api/contacts/{uuid}"): CONTACT,
+    ("post", "/api/contact-groups"): {"name": "VIP"},
+    ("put", "/api/contact-groups/{uuid}"): {"name": "VIP"},
+    ("patch", "/api/contact-groups/{uuid}"): {"name": "VIP"},
+    ("post", "/api/canned-replies"): CANNED_REPLY,
+    ("put", "/api/canned-replies/{uuid}"): CANNED_REPLY,
+    ("patch", "/api/canned-replies/{uuid}"): CANNED_REPLY,
+    ("post", "/api/send"): {
+        "phone": PHONE,
+        "message": "Pick one",
+        "header": "Menu",
+        "footer": "Thanks",
+        "buttons": [{"id": "a", "title": "A"}],
+    },
+    ("post", "/api/send/template"): {
+        "phone": PHONE,
+        "template": {
+            "name": "order_update",
+            "language": {"code": "en_US"},
+            "components": [{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}],
+        },
+    },
+}
+
+
+@cache
+def schema() -> dict:
+    """The OpenAPI schema /api/schema serves, built without a request (at collection)."""
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def resolve(node: dict) -> dict:
+    while "$ref" in node:
+        node = schema()["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def string_paths(node: dict, path: tuple = ()) -> list[tuple]:
+    """The path of every string a body of this schema can hold; array items as index 0."""
+    node = resolve(node)
+    for combined in ("allOf", "oneOf", "anyOf"):
+        if combined in node:
+            found = [p for option in node[combined] for p in string_paths(option, path)]
+            return list(dict.fromkeys(found))
+    if node.get("type") == "object" or "properties" in node:
+        return [
+            p
+            for name, child in node.get("properties", {}).items()
+            for p in string_paths(child, (*path, name))
+        ]
+    if node.get("type") == "array":
+        return string_paths(node["items"], (*path, 0))
+    return [path] if node.get("type") == "string" else []
+
+
+def body_fields() -> list:
+    cases = []
+    for path, operations in schema()["paths"].items():
+        for method, operation in operations.items():
+            if "requestBody" not in operation:
+                continue
+            body_schema = operation["requestBody"]["content"]["application/json"]["schema"]
+            for field in string_paths(body_schema):
+                cases.append(
+                    pytest.param(method, path, field, id=f"{method} {path} {dotted(field)}")
+                )
+    return cases
+
+
+def query_parameters() -> list:
+    return [
+        pytest.param(path, parameter["name"], id=f"{path}?{parameter['name']}")
+        for path, operations in schema()["paths"].items()
+        for method, operation in operations.items()
+        if method == "get"
+        for parameter in operation.get("parameters", [])
+        if parameter["in"] == "query"
+    ]
+
+
+def dotted(path: tuple) -> str:
+    return ".".join(str(part) for part in path)
+
+
+def with_value(body: Any, path: tuple, value: str) -> Any:
+    body = json.loads(json.dumps(body))
+    target = body
+    for part in path[:-1]:
+        target = target[part]
+    assert path[-1] in target or isinstance(target, list), (
+        f"{dotted(path)} is missing from the body"
+    )
+    target[path[-1]] = value
+    return body
+
+
+def records() -> dict:
+    """What the organization has, as the API shows it."""
+    return {
+        "counts": [model.objects.count() for model in (Contact, ContactGroup, CannedReply, Chat)],
+        "contacts": list(Contact.objects.values()),
+        "groups": list(ContactGroup.objects.values()),
+        "replies": list(CannedReply.objects.values()),
+    }
+
+
+@pytest.fixture
+def existing(org_a):
+    """One record of each editable kind, so that edits reach a real record."""
+    return {
+        "/api/contacts/{uuid}": ContactFactory(organization=org_a),
+        "/api/contact-groups/{uuid}": ContactGroupFactory(organization=org_a),
+        "/api/canned-replies/{uuid}": CannedReplyFactory(organization=org_a),
+    }
+
+
+def test_every_operation_with_a_body_has_a_valid_body_here():
+    operations = {
+        (method, path)
+        for path, methods in schema()["paths"].items()
+        for method, operation in methods.items()
+        if "requestBody" in operation
+    }
+    assert operations == set(VALID_BODIES)
+
+
+@pytest.mark.parametrize("text", UNSTORABLE.values(), ids=UNSTORABLE)
+@pytest.mark.parametrize(("method", "path", "field"), body_fields())
+def test_unstorable_text_in_any_body_field_is_a_400_naming_it(
+    api, cloud_org, graph, existing, method, path, field, text
+):
+    url = path.replace("{uuid}", str(existing[path].uuid)) if "{uuid}" in path else path
+    body = with_value(VALID_BODIES[(method, path)], field, text)
+    before = records()
+
+    response = getattr(api, method)(url, json.dumps(body), content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    assert dotted(field) in response.json()["errors"], response.json()
+    assert records() == before
+    assert graph.requests == []
+
+
+@pytest.mark.parametrize(("path", "name"), query_parameters())
+def test_a_nul_in_any_query_parameter_is_a_400_naming_it(api, org_a, path, name):
+    ContactFactory(organization=org_a)
+
+    response = api.get(path, {name: "A\x00"})
+
+    assert response.status_code == 400, response.content
+    assert name in response.json()["errors"], response.json()
+
+
+@pytest.mark.parametrize("path", ["/api/contacts", "/api/contact-groups", "/api/canned-replies"])
+def test_a_surrogate_spelled_in_a_query_string_is_searched_as_replacement_characters(
+    api, org_a, path
+):
+    """A URL carries UTF-8, which has no lone surrogates: the bytes that would spell one
+    are invalid, and Django reads them as U+FFFD, which every database stores."""
+    response = api.get(f"{path}?search=%ED%A0%80")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["data"] == []
+
+
+@pytest.mark.parametrize("path", ["/api/contacts/%00", "/api/chats/A%00"])
+def test_a_nul_in_a_path_is_not_found(api, org_a, path):
+    response = api.get(path)
+
+    assert response.status_code == 404
+    assert response.json() == {"statusCode": 404, "message": "Not found."}
