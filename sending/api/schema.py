@@ -31,7 +31,14 @@ from messaging_project.api.schema import (
     resource_schema,
     text,
 )
-from sending.api.serializers import SendMessageInputSerializer, SendTemplateInputSerializer
+from sending.api.serializers import (
+    COMPONENT_TYPES,
+    COMPONENTS_MAX_BYTES,
+    PARAMETER_TYPES,
+    SendMessageInputSerializer,
+    SendTemplateInputSerializer,
+    TemplateComponentField,
+)
 from sending.models import ChatStatus, ChatType
 
 # Chats and templates --------------------------------------------------------------------
@@ -173,13 +180,17 @@ CHANNEL_ERRORS = {
 
 
 class TemplateComponentSchema(OpenApiSerializerFieldExtension):
-    """A template component: checked for shape only and passed to the channel as given."""
+    """A template component: checked against Meta's documented shapes, then passed to the
+    channel as given."""
 
     target_class = "sending.api.serializers.TemplateComponentField"
 
     def map_serializer_field(self, auto_schema, direction):
         parameter = {
             "type": "object",
+            "description": "`type` is one of "
+            + ", ".join(PARAMETER_TYPES)
+            + " (any case); the value goes under the key of the type's name.",
             "properties": {
                 "type": {"type": "string", "minLength": 1, "example": "text"},
                 "text": {"type": "string", "description": "Required when type is text."},
@@ -189,6 +200,12 @@ class TemplateComponentSchema(OpenApiSerializerFieldExtension):
         }
         return {
             "type": "object",
+            "description": "`type` is one of "
+            + ", ".join(COMPONENT_TYPES)
+            + " (any case); a button needs `sub_type` and `index` (0-9), a carousel `cards`. "
+            f"At most {TemplateComponentField.max_depth} levels inside a component, "
+            f"{COMPONENTS_MAX_BYTES // 1024} KiB for the whole list, and no text a database "
+            "cannot store (NUL, lone surrogates).",
             "properties": {
                 "type": {"type": "string", "minLength": 1, "example": "body"},
                 "parameters": {"type": "array", "items": parameter, "nullable": True},
