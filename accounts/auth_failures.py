@@ -6,6 +6,10 @@ Once an address has API_AUTH_FAILURE_LIMIT failures in the window, every request
 a bearer token from it gets `429 Too Many Attempts.` until the window ends, even with
 a valid token: a guess that happens to be right then tells the guesser nothing.
 
+A failure is counted first and decided on by the count the increment returns, so that
+parallel guesses cannot all pass a check made before any of them was counted: of a
+burst, exactly the limit get their 401.
+
 The address is REMOTE_ADDR. Behind a reverse proxy that is the proxy's own address, so
 every client would share one budget: see docs/security.md.
 """
@@ -34,7 +38,11 @@ def blocked_for(address: str, now: float | None = None) -> int | None:
     return seconds_left if (cache.get(key) or 0) >= limit else None
 
 
-def record_failure(address: str, now: float | None = None) -> None:
-    if settings.API_AUTH_FAILURE_LIMIT:
-        key, _ = window_key(address, time.time() if now is None else now)
-        count_hit(key)
+def record_failure(address: str, now: float | None = None) -> int | None:
+    """Count one failure; seconds until the address may try again when it is one too
+    many, else None."""
+    limit = settings.API_AUTH_FAILURE_LIMIT
+    if not limit:
+        return None
+    key, seconds_left = window_key(address, time.time() if now is None else now)
+    return seconds_left if count_hit(key) > limit else None

@@ -36,7 +36,9 @@ class BearerTokenAuthentication(BaseAuthentication):
             raise Throttled(wait=wait)
         token = authenticate_token(parts[1].decode("ascii", "replace")) if len(parts) == 2 else None
         if token is None:
-            auth_failures.record_failure(address)
+            wait = auth_failures.record_failure(address)
+            if wait is not None:  # a parallel guess used up the budget since the check
+                raise Throttled(wait=wait)
             raise AuthenticationFailed()
         return ApiClient(token), token
 

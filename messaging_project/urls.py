@@ -37,5 +37,6 @@ urlpatterns = [
     re_path(r"^webhooks/", not_found),
 ]
 
+handler400 = "messaging_project.api.views.bad_request"
 handler404 = "messaging_project.api.views.not_found"
 handler500 = "messaging_project.api.views.server_error"

@@ -10,6 +10,13 @@ nothing the second time:
 - an inbound message is recorded once (the unique constraint on the channel's
   message id), and only its first recording can trigger an auto-reply.
 
+Every item is checked before the database sees it (messaging_project/api/storable.py),
+so that PostgreSQL and SQLite treat it alike: an item whose identity (message id,
+sender, status id) or content cannot be stored is skipped; a secondary field that
+cannot be stored (a profile name, a failure's title or error object) is cleaned or
+dropped and the item kept. A database error that is not about the item (the database
+went away) is not a skip: it fails the delivery, which WhatsApp then retries.
+
 Auto-replies talk to the network, so they are sent after the commit, on a small
 pool of background threads, with the gateway's bounded timeout: the webhook answers
 at once however slow the channel is. See docs/webhooks.md.
@@ -28,6 +35,8 @@ from accounts.models import Organization
 from canned_replies.matching import find_reply
 from contacts.services import contact_for_phone
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.api.storable import is_storable_json, without_unstorable
+from sending.gateway.cloud_api import is_message_id
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 
 logger = logging.getLogger(__name__)
@@ -59,6 +68,15 @@ def as_list(value: Any) -> list:
 
 def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+def message_id(item: dict) -> str:
+    """The item's WhatsApp message id, if it is one we can store and look up."""
+    wam_id = item["id"]
+    if not is_message_id(wam_id):
+        shown = wam_id[:40] if isinstance(wam_id, str) else type(wam_id).__name__
+        raise ValueError(f"unusable message id {shown!r}")
+    return wam_id
 
 
 def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
@@ -103,32 +121,37 @@ class StatusUpdate:
     wam_id: str
     status: str
     timestamp: datetime
-    error: dict
+    error_code: int | None = None
+    error_title: str = ""
+    error_details: dict | None = None
 
     @property
     def key(self) -> tuple[str, str, datetime]:
         return (self.wam_id, self.status, self.timestamp)
 
-    @property
-    def error_code(self) -> int | None:
-        code = self.error.get("code")
-        # Graph's codes are small; anything else would not fit the column.
-        return code if isinstance(code, int) and 0 <= code < 2**31 else None
-
-    @property
-    def error_title(self) -> str:
-        return str(self.error.get("title") or self.error.get("message") or "")[:255]
-
 
 def parse_status(item: dict) -> StatusUpdate:
-    wam_id, status = str(item["id"]), str(item["status"])
-    if not 0 < len(wam_id) <= 255:
-        raise ValueError(f"bad message id {wam_id[:40]!r}")
+    wam_id, status = message_id(item), str(item["status"])
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
     timestamp = datetime.fromtimestamp(int(str(item["timestamp"])), tz=UTC)
     errors = as_list(item.get("errors"))
-    return StatusUpdate(wam_id, status, timestamp, as_dict(errors[0]) if errors else {})
+    return StatusUpdate(
+        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
+    )
+
+
+def failure_columns(error: dict) -> dict[str, Any]:
+    """The columns of Graph's error on a failed status. The failure is what counts, so a
+    title a database cannot store is cleaned and such an error object is dropped."""
+    code = error.get("code")
+    title = str(error.get("title") or error.get("message") or "")
+    return {
+        # Graph's codes are small; anything else would not fit the column.
+        "error_code": code if isinstance(code, int) and 0 <= code < 2**31 else None,
+        "error_title": without_unstorable(title)[:255],
+        "error_details": error if error and is_storable_json(error) else None,
+    }
 
 
 def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
@@ -171,7 +194,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
                 timestamp=update.timestamp,
                 error_code=update.error_code,
                 error_title=update.error_title,
-                error_details=update.error or None,
+                error_details=update.error_details,
             )
             for update in new
         ],
@@ -192,7 +215,7 @@ def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> Non
                 status=ChatStatus.FAILED,
                 error_code=update.error_code,
                 error_title=update.error_title,
-                error_details=update.error or None,
+                error_details=update.error_details,
             )
             highest[chat.pk] = ChatStatus.FAILED
         elif highest.get(chat.pk) != ChatStatus.FAILED:
@@ -227,12 +250,16 @@ def message_metadata(item: dict) -> tuple[dict, str | None]:
 def record_message(
     organization: Organization, item: dict, summary: WebhookSummary, profiles: dict
 ) -> None:
-    wam_id, sender = str(item["id"]), str(item["from"])
+    wam_id, sender = message_id(item), str(item["from"])
     metadata, text = message_metadata(item)
+    if not is_storable_json(metadata):
+        raise ValueError(f"message {wam_id} holds what a database cannot store")
     contact = contact_for_phone(organization=organization, phone=normalize_phone(sender))
+    # The profile name is only the contact's first name: cleaned, it never costs the message.
     name = profiles.get(sender)
-    if contact.first_name is None and isinstance(name, str) and name.strip():
-        contact.first_name = name.strip()[:255]
+    name = without_unstorable(name).strip()[:255] if isinstance(name, str) else ""
+    if contact.first_name is None and name:
+        contact.first_name = name
         contact.save(update_fields=["first_name", "updated_at"])
     try:
         with transaction.atomic():

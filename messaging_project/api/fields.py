@@ -48,9 +48,14 @@ class StrictBooleanField(serializers.BooleanField):
     FALSE_VALUES = {False, "0", "false"}  # 0 == False
 
     def to_internal_value(self, data):
-        if isinstance(data, float):  # 1.0 == 1, but it is not what we document
-            self.fail("invalid", input=data)
-        return super().to_internal_value(data)
+        # Compared as sent: DRF lower-cases strings first ("TRUE", "FaLsE"), and 1.0 == 1;
+        # neither is what we document.
+        if isinstance(data, str | int):  # bool is an int; 1.0 is neither
+            if data in self.TRUE_VALUES:
+                return True
+            if data in self.FALSE_VALUES:
+                return False
+        self.fail("invalid", input=data)
 
 
 def unstorable(text: str) -> str | None:

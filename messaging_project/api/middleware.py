@@ -1,10 +1,13 @@
-"""Headers every API response carries (caching, CORS, rate limit, gzip), the 413 for
-oversized bodies, and the admin's Content-Security-Policy."""
+"""Headers every API response carries (caching, CORS, rate limit, gzip), the answers to
+bodies Django would misread (413 too large, 411 chunked, 400 empty JSON), and the
+admin's Content-Security-Policy."""
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.middleware.gzip import GZipMiddleware
 from django.utils.deprecation import MiddlewareMixin
+
+from messaging_project.api.parsers import MALFORMED_BODY, is_empty_json_body
 
 API_PREFIX = "/api/"
 WEBHOOK_PREFIX = "/webhooks/"
@@ -12,6 +15,7 @@ EXPOSED_HEADERS = (
     "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed"
 )
 BODY_TOO_LARGE = "The request body is too large."
+LENGTH_REQUIRED = "A request body must be sent with a Content-Length header."
 # The admin loads only its own scripts and styles; change_list.html has one inline <style>.
 ADMIN_CSP = "; ".join(
     [
@@ -43,6 +47,18 @@ def body_too_large(request) -> bool:
     return limit is not None and length > limit
 
 
+def body_length_unknown(request) -> bool:
+    """A body sent without a Content-Length (`Transfer-Encoding: chunked`). Django reads
+    no body without one, so the request would silently look empty: it gets a 411."""
+    return bool(request.META.get("HTTP_TRANSFER_ENCODING")) and not request.META.get(
+        "CONTENT_LENGTH"
+    )
+
+
+def json_error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"statusCode": status, "message": message}, status=status)
+
+
 class ApiResponseMiddleware(GZipMiddleware):
     """Gzip, `Cache-Control`, CORS and rate-limit headers, for /api/ and /webhooks/ only.
 
@@ -50,8 +66,13 @@ class ApiResponseMiddleware(GZipMiddleware):
     """
 
     def process_request(self, request):
-        if is_api_path(request.path) and body_too_large(request):
-            return JsonResponse({"statusCode": 413, "message": BODY_TOO_LARGE}, status=413)
+        if is_api_path(request.path):
+            if body_length_unknown(request):
+                return json_error(411, LENGTH_REQUIRED)
+            if body_too_large(request):
+                return json_error(413, BODY_TOO_LARGE)
+        if request.path.startswith(API_PREFIX) and is_empty_json_body(request):
+            return json_error(400, MALFORMED_BODY)
         if (
             request.method == "OPTIONS"
             and request.path.startswith(API_PREFIX)

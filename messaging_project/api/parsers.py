@@ -2,8 +2,25 @@
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.utils.mediatypes import media_type_matches
 
 MALFORMED_BODY = "Malformed JSON body."
+BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+
+def is_empty_json_body(request) -> bool:
+    """A write that declares a JSON body and sends none. DRF hands an empty body to no
+    parser and reads it as `{}`, which would be a list of validation errors (or, for an
+    edit, a silent no-op); it is a malformed body like any other text that is not JSON.
+    Checked on the Django request, before DRF, by ApiResponseMiddleware."""
+    if request.method not in BODY_METHODS:
+        return False
+    if not media_type_matches(JSONParser.media_type, request.content_type or ""):
+        return False
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) == 0
+    except ValueError:  # DRF reads an unreadable length as 0 too
+        return True
 
 
 class JSONObjectParser(JSONParser):

@@ -2,6 +2,7 @@
 
 import sys
 
+from django.core.exceptions import DisallowedHost
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
@@ -43,6 +44,19 @@ def not_found(request, exception=None):
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
+
+
+def bad_request(request, exception=None):
+    """Django's 400s (a Host header not in ALLOWED_HOSTS, above all): JSON under /api/
+    and /webhooks/, Django's page elsewhere."""
+    if is_api_path(request.path):
+        message = (
+            "Invalid Host header." if isinstance(exception, DisallowedHost) else "Bad Request."
+        )
+        return JsonResponse(error_body(400, message), status=400)
+    from django.views.defaults import bad_request as default_bad_request
+
+    return default_bad_request(request, exception)
 
 
 def server_error(request):
