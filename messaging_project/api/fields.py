@@ -3,16 +3,16 @@
 Text a database cannot store is refused here, in one place per kind of input: DRF's
 CharField (and so StrictCharField, EmailField and every other string field) refuses NUL
 and lone surrogates itself; JSON passed through as given is walked by PassThroughJSONField
-with the same rule and the same wording (`unstorable`).
+with the same rule and the same wording (messaging_project.api.storable).
 """
 
 import json
-import math
 from typing import Any
 
 from rest_framework import serializers
 
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.api.storable import json_problem
 
 
 class StrictCharField(serializers.CharField):
@@ -56,52 +56,6 @@ class StrictBooleanField(serializers.BooleanField):
             if data in self.FALSE_VALUES:
                 return False
         self.fail("invalid", input=data)
-
-
-def unstorable(text: str) -> str | None:
-    """Why a database cannot store `text`, or None. PostgreSQL refuses NUL in text and
-    jsonb; a lone surrogate has no UTF-8 form, so no database (nor a JSON answer) holds
-    one. Worded as DRF's CharField words the same refusal."""
-    if "\x00" in text:
-        return "Null characters are not allowed."
-    try:
-        text.encode()
-    except UnicodeEncodeError as error:  # UTF-8 fails on surrogates only
-        return f"Surrogate characters are not allowed: U+{ord(text[error.start]):X}."
-    return None
-
-
-def json_problem(value: Any, *, max_depth: int) -> tuple[tuple, str] | None:
-    """The first thing in parsed JSON that cannot be passed on and stored, as (its path,
-    why), or None: objects or lists more than `max_depth` levels inside `value`, text a
-    database cannot store (in a value or a key), a number that is not finite (1e999
-    parses as infinity, which neither jsonb nor a JSON answer can hold).
-
-    Walks with its own stack, in document order: no nesting can exhaust Python's.
-    """
-    stack: list[tuple[Any, tuple, int]] = [(value, (), 0)]
-    while stack:
-        item, path, level = stack.pop()
-        if isinstance(item, str):
-            problem = unstorable(item)
-            if problem:
-                return path, problem
-        elif isinstance(item, float) and not math.isfinite(item):
-            return path, "Numbers must be finite."
-        elif isinstance(item, dict | list):
-            if level > max_depth:
-                return path, f"Nested too deeply: at most {max_depth} levels of objects and lists."
-            if isinstance(item, dict):
-                if any(isinstance(key, str) and unstorable(key) for key in item):
-                    return (
-                        path,
-                        "A key here holds a NUL or a lone surrogate, which cannot be stored.",
-                    )
-                children = list(item.items())
-            else:
-                children = list(enumerate(item))
-            stack.extend((child, (*path, key), level + 1) for key, child in reversed(children))
-    return None
 
 
 class PassThroughJSONField(serializers.Field):

@@ -16,6 +16,17 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_JSON_DEPTH = 32
 
 
+def unstorable(text: str) -> str | None:
+    """Why a database cannot store `text`, or None, worded as DRF's CharField words the
+    same refusal (the API's errors say it so)."""
+    if "\x00" in text:
+        return "Null characters are not allowed."
+    found = UNSTORABLE.search(text)
+    if found:
+        return f"Surrogate characters are not allowed: U+{ord(found.group()):X}."
+    return None
+
+
 def is_storable_text(text: str) -> bool:
     return UNSTORABLE.search(text) is None
 
@@ -25,27 +36,40 @@ def without_unstorable(text: str) -> str:
     return UNSTORABLE.sub("", text)
 
 
-def is_storable_json(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
-    """Every string (keys too) storable, every number finite, nested at most `max_depth`
-    levels. Walked with a stack, so no input is deep enough to exhaust Python's."""
-    stack = [(value, 0)]
+def json_problem(value: Any, *, max_depth: int) -> tuple[tuple, str] | None:
+    """The first thing in parsed JSON that cannot be passed on and stored, as (its path,
+    why), or None: objects or lists more than `max_depth` levels inside `value`, text a
+    database cannot store (in a value or a key), a number that is not finite (1e999
+    parses as infinity, which neither jsonb nor a JSON answer can hold).
+
+    Walks with its own stack, in document order: no nesting can exhaust Python's.
+    """
+    stack: list[tuple[Any, tuple, int]] = [(value, (), 0)]
     while stack:
-        item, depth = stack.pop()
+        item, path, level = stack.pop()
         if isinstance(item, str):
-            if not is_storable_text(item):
-                return False
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                return False
+            problem = unstorable(item)
+            if problem:
+                return path, problem
+        elif isinstance(item, float) and not math.isfinite(item):
+            return path, "Numbers must be finite."
         elif isinstance(item, dict | list):
-            if depth >= max_depth:
-                return False
-            children = item.values() if isinstance(item, dict) else item
-            if isinstance(item, dict) and not all(
-                isinstance(key, str) and is_storable_text(key) for key in item
-            ):
-                return False
-            stack.extend((child, depth + 1) for child in children)
-        elif not (item is None or isinstance(item, int)):  # bool is an int
-            return False
-    return True
+            if level > max_depth:
+                return path, f"Nested too deeply: at most {max_depth} levels of objects and lists."
+            if isinstance(item, dict):
+                if any(isinstance(key, str) and unstorable(key) for key in item):
+                    return (
+                        path,
+                        "A key here holds a NUL or a lone surrogate, which cannot be stored.",
+                    )
+                children = list(item.items())
+            else:
+                children = list(enumerate(item))
+            stack.extend((child, (*path, key), level + 1) for key, child in reversed(children))
+    return None
+
+
+def is_storable_json(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Every string (keys too) storable, every number finite, objects and lists at most
+    `max_depth` levels inside `value`."""
+    return json_problem(value, max_depth=max_depth) is None

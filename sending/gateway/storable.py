@@ -9,16 +9,15 @@ an answer goes through here first, so recording it and answering with it cannot 
 
 import json
 import math
-import re
 from typing import Any
+
+from messaging_project.api.storable import UNSTORABLE
 
 MAX_TEXT = 1000  # characters of one text from the channel (an error message, a detail)
 MAX_DEPTH = 8  # levels of nested objects kept from the channel's error details
 MAX_ITEMS = 50  # entries kept of one object or list
 TRUNCATED = "…"  # what stands for a value cut off below MAX_DEPTH
 
-# NUL and lone surrogates (a valid pair is one character once JSON is parsed).
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 # The range of the `error_code` column (a 32-bit integer on PostgreSQL).
