@@ -10,10 +10,17 @@ callers write `services.send_message(...)`; everything else is imported from its
 """
 
 from sending.services.channel import configure_channel
-from sending.services.send import SendNotRecorded, SendResult, send_message, send_template
+from sending.services.send import (
+    SendFailed,
+    SendNotRecorded,
+    SendResult,
+    send_message,
+    send_template,
+)
 from sending.services.templates import SyncResult, sync_templates
 
 __all__ = [
+    "SendFailed",
     "SendNotRecorded",
     "SendResult",
     "SyncResult",

@@ -3,7 +3,8 @@
 A send validates what it can, finds or creates the contact (a creation is its own
 short transaction), calls the channel outside any transaction (a slow WhatsApp must
 not hold database locks), then records the chat with the status the channel gave. A failed send is
-recorded too, as `failed` with the error, and the GatewayError goes on to the caller.
+recorded too, as `failed` with the error, and the caller gets a SendFailed carrying the
+channel's error and that chat.
 
 Once the channel has answered, its answer is recorded exactly once: a connection lost
 meanwhile is reopened and the chat inserted again (`record`); a database that stays
@@ -49,6 +50,18 @@ class SendNotRecorded(Exception):
         super().__init__(f"send not recorded (message id {wam_id})")
         self.wam_id = wam_id  # WhatsApp's id, when it accepted the message
         self.error = error  # the channel's error, when it did not
+
+
+class SendFailed(Exception):
+    """The channel did not accept a send, or answered it in a way that cannot be trusted.
+
+    `error` is what went wrong (the gateway's error), `chat` the failed chat recorded for it.
+    """
+
+    def __init__(self, *, error: GatewayError, chat: Chat) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.chat = chat
 
 
 @dataclass(frozen=True)
@@ -157,21 +170,23 @@ def deliver(
         # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
     except GatewayError as error:
-        record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
-        raise
+        failed = record_failure(
+            organization=organization, contact=contact, metadata=metadata, error=error
+        )
+        raise SendFailed(error=error, chat=failed) from error
     # The gateway checked the answer's shape: an id, and a message_status text or none.
     message = answer["messages"][0]
     wam_id, status = message["id"], message.get("message_status")
     if status == ChatStatus.FAILED:
         error = failed_on_arrival(wam_id)
-        record_failure(
+        failed = record_failure(
             organization=organization,
             contact=contact,
             metadata=metadata,
             error=error,
             wam_id=wam_id,
         )
-        raise error
+        raise SendFailed(error=error, chat=failed)
     chat = Chat(
         organization=organization,
         contact=contact,
@@ -186,8 +201,10 @@ def deliver(
         # The id is already one of this organization's messages: the status updates
         # could not tell the two apart, so this answer cannot be trusted.
         error = repeated_message_id(wam_id)
-        record_failure(organization=organization, contact=contact, metadata=metadata, error=error)
-        raise error from None
+        failed = record_failure(
+            organization=organization, contact=contact, metadata=metadata, error=error
+        )
+        raise SendFailed(error=error, chat=failed) from None
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
 
@@ -287,5 +304,4 @@ def record_failure(
         # The id is one of the organization's earlier messages: kept with the details.
         chat.wam_id = None
         chat = record(chat, error=error)
-    error.chat = chat  # for callers that want to show it
     return chat

@@ -464,3 +464,55 @@ def test_the_service_sends_for_callers_without_an_input_number(org_a):
     assert result.phone_input == f"+{DIGITS}"
     assert result.chat.status == "accepted"
     assert sandbox.sent_messages()[0].payload["to"] == DIGITS
+
+
+# The send service's error: what the channel said, and the failed chat recorded for it.
+
+
+def answered(message: dict) -> dict:
+    return {"json": {"messaging_product": "whatsapp", "messages": [message]}}
+
+
+REFUSALS = [
+    # (answers to earlier sends, the answer to this one, its error's kind and code, chat's id)
+    pytest.param(
+        [],
+        {"status": 400, "json": {"error": {"message": "Re-engagement message", "code": 131047}}},
+        ("refused", 131047, None),
+        id="graph-refusal",
+    ),
+    pytest.param(
+        [answered({"id": "wamid.SAME"})],
+        answered({"id": "wamid.SAME"}),
+        ("unavailable", None, None),
+        id="an-earlier-messages-id",
+    ),
+    pytest.param(
+        [],
+        answered({"id": "wamid.FAILED", "message_status": "failed"}),
+        ("refused", None, "wamid.FAILED"),
+        id="message-status-failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("earlier", "reply", "expected"), REFUSALS)
+def test_a_send_the_channel_did_not_accept_raises_the_failed_chat_it_recorded(
+    cloud_org, graph, earlier, reply, expected
+):
+    from sending import services
+
+    for answer in earlier:
+        graph.reply(**answer)
+        services.send_message(organization=cloud_org, phone=DIGITS, message="Earlier")
+    graph.reply(**reply)
+
+    with pytest.raises(services.SendFailed) as raised:
+        services.send_message(organization=cloud_org, phone=DIGITS, message="Hello")
+
+    failure = raised.value
+    kind, code, wam_id = expected
+    assert (failure.error.kind, failure.error.code) == (kind, code)
+    assert failure.chat == Chat.objects.get(status="failed")
+    assert (failure.chat.wam_id, failure.chat.error_code) == (wam_id, code)
+    assert failure.chat.error_title == failure.error.message == str(failure)
