@@ -3,8 +3,10 @@
 import re
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
-from accounts.models import Channel, Organization
+from accounts.models import Organization
+from sending.models import Channel, ChannelKind
 
 ID_PATTERN = re.compile(r"^[0-9]{1,32}$")
 SECRET_PATTERN = re.compile(r"^\S{1,1024}$")
@@ -19,11 +21,13 @@ def configure_channel(
     business_account_id: str | None = None,
     app_secret: str | None = None,
     verify_token: str | None = None,
-) -> Organization:
+) -> Channel:
     """Switch an organization to the sandbox, or to the Cloud API with its credentials.
 
     The sandbox clears every stored credential. For the Cloud API, the phone number id
     and access token are required; the optional settings not given keep their value.
+    Bad input changes nothing. Returns the saved settings, which `organization` then
+    carries too (`Channel.of(organization)` needs no query).
     """
     optional = {
         "business_account_id": business_account_id,
@@ -35,11 +39,9 @@ def configure_channel(
             raise ValidationError(
                 {"sandbox": ["The sandbox takes no credentials; give either --sandbox or them."]}
             )
-        organization.channel = Channel.SANDBOX
-        for field in ("phone_number_id", "access_token", *optional):
-            setattr(organization, field, "")
-        organization.save()
-        return organization
+        values = {"kind": ChannelKind.SANDBOX, "phone_number_id": "", "access_token": ""}
+        values.update(dict.fromkeys(optional, ""))
+        return save_channel(organization, values)
 
     errors: dict[str, list[str]] = {}
     if not phone_number_id:
@@ -61,11 +63,22 @@ def configure_channel(
     if errors:
         raise ValidationError(errors)
 
-    organization.channel = Channel.CLOUD_API
-    organization.phone_number_id = phone_number_id
-    organization.access_token = access_token
-    for field, value in optional.items():
-        if value is not None:
-            setattr(organization, field, value)
-    organization.save()
-    return organization
+    values = {
+        "kind": ChannelKind.CLOUD_API,
+        "phone_number_id": phone_number_id,
+        "access_token": access_token,
+    }
+    values.update({field: value for field, value in optional.items() if value is not None})
+    return save_channel(organization, values)
+
+
+def save_channel(organization: Organization, values: dict[str, str]) -> Channel:
+    """Write `values` to the organization's row, created if it has none yet. The row is
+    locked while it changes, so two concurrent saves cannot mix their settings."""
+    with transaction.atomic():
+        channel, _ = Channel.objects.select_for_update().get_or_create(organization=organization)
+        for field, value in values.items():
+            setattr(channel, field, value)
+        channel.save()
+    channel.organization = organization  # and the organization's cached settings are these
+    return channel

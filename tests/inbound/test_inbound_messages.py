@@ -15,6 +15,7 @@ from contacts.models import Contact
 from sending.gateway import sandbox
 from sending.inbound import wait_for_auto_replies
 from sending.models import Chat
+from tests.channel import set_channel
 from tests.cloud_api_server import graph_error
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, text_message
@@ -25,8 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def cloud_webhook_org(cloud_org):
     """Organization A on the fake Cloud API, able to receive signed webhooks."""
-    cloud_org.app_secret = APP_SECRET
-    cloud_org.save(update_fields=["app_secret"])
+    set_channel(cloud_org, app_secret=APP_SECRET)
     return cloud_org
 
 
