@@ -11,7 +11,7 @@ from django.contrib.auth import password_validation
 
 from accounts import services
 from accounts.admin_scoping import OrganizationScopedAdmin
-from accounts.models import ApiToken, Channel, Membership, Organization
+from accounts.models import ApiToken, Membership, Organization
 from messaging_project.api.service_admin import ServiceAdmin, adopt
 
 admin.site.site_header = "WhatsApp Business Messaging"
@@ -35,93 +35,21 @@ class SuperuserOnlyAdmin(ServiceAdmin):
         return self.has_module_permission(request)
 
 
-def secret_field(name: str) -> forms.CharField:
-    return forms.CharField(
-        label=name.replace("_", " ").capitalize(),
-        required=False,
-        strip=True,
-        # Never rendered back into the page, even after a failed save.
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-    )
-
-
-class OrganizationForm(forms.ModelForm):
-    """Channel secrets are write-only: the field is always empty, and leaving it empty
-    keeps the stored value."""
-
-    access_token = secret_field("access_token")
-    app_secret = secret_field("app_secret")
-    verify_token = secret_field("verify_token")
-
-    class Meta:
-        model = Organization
-        fields = [
-            "name",
-            "rate_limit",
-            "channel",
-            "phone_number_id",
-            "business_account_id",
-            *Organization.SECRET_FIELDS,
-        ]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for name in Organization.SECRET_FIELDS:
-            if name in self.fields:
-                stored = bool(getattr(self.instance, name, ""))
-                self.fields[name].help_text = (
-                    "A value is stored; leave empty to keep it."
-                    if stored
-                    else "Not set. Stored, never shown again."
-                )
-                # The stored secret must not travel back to the page as the initial value.
-                self.initial.pop(name, None)
-
-    def _kept(self, name: str) -> str:
-        return self.cleaned_data.get(name) or getattr(self.instance, name, "")
-
-    def clean_access_token(self):
-        return self._kept("access_token")
-
-    def clean_app_secret(self):
-        return self._kept("app_secret")
-
-    def clean_verify_token(self):
-        return self._kept("verify_token")
-
-
 @admin.register(Organization)
 class OrganizationAdmin(SuperuserOnlyAdmin):
-    form = OrganizationForm
-    fieldsets = [
-        (None, {"fields": ["name", "uuid", "rate_limit", "created_at"]}),
-        (
-            "WhatsApp channel",
-            {
-                "fields": [
-                    "channel",
-                    "phone_number_id",
-                    "business_account_id",
-                    *Organization.SECRET_FIELDS,
-                ],
-                "description": "The sandbox keeps messages on this server. The Cloud API "
-                "needs the phone number id and an access token from Meta.",
-            },
-        ),
-    ]
+    """The organization's own fields. Apps above accounts extend this page: sending
+    registers a subclass with the WhatsApp channel inline (sending/admin.py)."""
+
+    fieldsets = [(None, {"fields": ["name", "uuid", "rate_limit", "created_at"]})]
     readonly_fields = ["uuid", "created_at"]
-    list_display = ["name", "uuid", "channel", "rate_limit", "created_at"]
-    list_filter = ["channel"]
+    list_display = ["name", "uuid", "rate_limit", "created_at"]
     search_fields = ["name", "uuid"]
-    actions = ["sync_templates"]
 
     def has_delete_permission(self, request, obj=None):
         # Deleting a tenant would hard-delete all its records; not a click in the admin.
         return False
 
     def save_through_service(self, request, obj, form, change):
-        from sending.services import configure_channel
-
         data = form.cleaned_data
         if change:
             obj.save()
@@ -130,25 +58,6 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
                 name=data["name"], rate_limit=data.get("rate_limit")
             )
             adopt(obj, created)
-        if data.get("channel") == Channel.CLOUD_API:
-            configure_channel(
-                organization=obj,
-                phone_number_id=data.get("phone_number_id"),
-                access_token=data.get("access_token"),
-                # Empty optional settings are left as they are.
-                business_account_id=data.get("business_account_id") or None,
-                app_secret=data.get("app_secret") or None,
-                verify_token=data.get("verify_token") or None,
-            )
-        elif change and form.initial.get("channel") == Channel.CLOUD_API:
-            configure_channel(organization=obj, sandbox=True)
-
-    @admin.action(description="Sync message templates from WhatsApp")
-    def sync_templates(self, request, queryset):
-        from sending.admin import sync_organization
-
-        for organization in queryset:
-            self.message_user(request, *sync_organization(organization))
 
 
 class TokenStatusFilter(admin.SimpleListFilter):

@@ -8,14 +8,8 @@ from django.http import Http404
 from django.utils import timezone
 
 
-class Channel(models.TextChoices):
-    SANDBOX = "sandbox", "Sandbox (messages stay on this server)"
-    CLOUD_API = "cloud_api", "WhatsApp Cloud API"
-
-
 class Organization(models.Model):
-    # Never shown back by the API, the admin or the logs; see sending.services.configure_channel.
-    SECRET_FIELDS = ("access_token", "app_secret", "verify_token")
+    """A tenant. Its WhatsApp channel settings belong to sending (sending.models.Channel)."""
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=255, unique=True)
@@ -26,24 +20,11 @@ class Organization(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # The WhatsApp channel. An organization uses the sandbox until it is given
-    # Cloud API credentials (manage.py configure_channel; docs/channel.md).
-    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.SANDBOX)
-    phone_number_id = models.CharField(max_length=32, blank=True, default="")
-    business_account_id = models.CharField(max_length=32, blank=True, default="")
-    access_token = models.TextField(blank=True, default="")
-    app_secret = models.CharField(max_length=255, blank=True, default="")
-    verify_token = models.CharField(max_length=255, blank=True, default="")
-
     class Meta:
         ordering = ["id"]
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def can_send_through_cloud_api(self) -> bool:
-        return bool(self.phone_number_id and self.access_token)
 
 
 class LiveQuerySet(models.QuerySet):

@@ -19,6 +19,7 @@ from django.db import connection, transaction  # noqa: E402
 
 from accounts import services as accounts  # noqa: E402
 from contacts.services import recount_contact_blocks  # noqa: E402
+from sending.models import Channel  # noqa: E402
 from sending.services import configure_channel  # noqa: E402
 
 GROUPS_PER_ORGANIZATION = 10
@@ -111,7 +112,7 @@ def main() -> None:
         cursor.execute(CHATS_SQL, {"org": small_org.pk, "count": sizes["chats"]})
         # Signs the webhook scenario's deliveries; the organization keeps sending
         # through the sandbox (configure_channel ties an app secret to Cloud API use).
-        accounts.Organization.objects.filter(pk=small_org.pk).update(app_secret=APP_SECRET)
+        Channel.objects.create(organization=small_org, app_secret=APP_SECRET)
         small["app_secret"] = APP_SECRET
 
         org, token = organization("Bench writes")

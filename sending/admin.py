@@ -1,22 +1,32 @@
-"""Chats and message templates in the staff admin.
+"""The WhatsApp channel on the organization's admin page; chats and message templates
+in the staff admin.
 
-Both are written by the channel, not by people: chats by sends and webhooks,
-templates by the sync from WhatsApp. So both are read-only here; templates have a
-"Sync from WhatsApp" button (and superusers an action on organizations).
+The channel settings are an inline of the organization (superusers only), saved
+through sending.services.configure_channel; their secrets are write-only. Sending
+re-registers accounts' organization admin with the inline, a channel column and
+filter, and the "Sync message templates" action.
+
+Chats and templates are written by the channel, not by people: chats by sends and
+webhooks, templates by the sync from WhatsApp. So both are read-only here; templates
+have a "Sync from WhatsApp" button (and superusers the action on organizations).
 """
 
 import json
 
+from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from accounts.admin import OrganizationAdmin
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
+from accounts.models import Organization
+from messaging_project.api.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import Chat, MessageTemplate
+from sending.models import Channel, ChannelKind, Chat, MessageTemplate
 
 
 def pretty_json(value) -> str:
@@ -123,3 +133,161 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         text, level = sync_organization(organization)
         self.message_user(request, text, level)
         return HttpResponseRedirect(reverse("admin:sending_messagetemplate_changelist"))
+
+
+# The channel settings, on the organization's page.
+
+
+def secret_field(name: str) -> forms.CharField:
+    return forms.CharField(
+        label=name.replace("_", " ").capitalize(),
+        required=False,
+        strip=True,
+        # Never rendered back into the page, even after a failed save.
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+
+
+class ChannelForm(forms.ModelForm):
+    """Secrets are write-only: the field is always empty, and leaving it empty keeps the
+    stored value (`stored`)."""
+
+    access_token = secret_field("access_token")
+    app_secret = secret_field("app_secret")
+    verify_token = secret_field("verify_token")
+
+    class Meta:
+        model = Channel
+        fields = ["kind", "phone_number_id", "business_account_id", *Channel.SECRET_FIELDS]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stored = {name: getattr(self.instance, name) for name in Channel.SECRET_FIELDS}
+        for name in Channel.SECRET_FIELDS:
+            self.fields[name].help_text = (
+                "A value is stored; leave empty to keep it."
+                if self.stored[name]
+                else "Not set. Stored, never shown again."
+            )
+            # The stored secret must not travel back to the page as the initial value.
+            self.initial.pop(name, None)
+
+
+def save_channel_form(organization: Organization, form: ChannelForm) -> Channel:
+    """The form's changes, through the service (which refuses with a ValidationError)."""
+    data = form.cleaned_data
+    if data["kind"] == ChannelKind.CLOUD_API:
+        return services.configure_channel(
+            organization=organization,
+            phone_number_id=data.get("phone_number_id"),
+            access_token=data.get("access_token") or form.stored["access_token"],
+            # Empty optional settings are left as they are.
+            business_account_id=data.get("business_account_id") or None,
+            app_secret=data.get("app_secret") or None,
+            verify_token=data.get("verify_token") or None,
+        )
+    # The sandbox clears the credentials; any typed along with it are refused, not dropped.
+    typed = {name: data[name] for name in form.changed_data if name != "kind" and data.get(name)}
+    return services.configure_channel(organization=organization, sandbox=True, **typed)
+
+
+class ChannelInline(admin.StackedInline):
+    model = Channel
+    form = ChannelForm
+    can_delete = False
+    max_num = 1
+    verbose_name = verbose_name_plural = "WhatsApp channel"
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": ChannelForm.Meta.fields,
+                "description": "The sandbox keeps messages on this server. The Cloud API "
+                "needs the phone number id and an access token from Meta.",
+            },
+        )
+    ]
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        error = getattr(request, "_channel_error", None)
+        if error is not None:  # the service refused the last save: its errors, on the form
+            form = formset.form
+            formset.form = type(form)(
+                form.__name__, (ServiceErrorsForm, form), {"service_error": error}
+            )
+        return formset
+
+
+class ChannelRefused(Exception):
+    """The service refused the channel inline's save; the page's transaction rolls back."""
+
+    def __init__(self, error: ValidationError):
+        super().__init__(error)
+        self.error = error
+
+
+class ChannelKindFilter(admin.SimpleListFilter):
+    title = "channel"
+    parameter_name = "channel"
+
+    def lookups(self, request, model_admin):
+        return ChannelKind.choices
+
+    def queryset(self, request, queryset):
+        cloud_api = {"channel_settings__kind": ChannelKind.CLOUD_API}
+        if self.value() == ChannelKind.CLOUD_API:
+            return queryset.filter(**cloud_api)
+        if self.value() == ChannelKind.SANDBOX:  # an organization without settings included
+            return queryset.exclude(**cloud_api)
+        return queryset
+
+
+admin.site.unregister(Organization)
+
+
+@admin.register(Organization)
+class OrganizationWithChannelAdmin(OrganizationAdmin):
+    """accounts' organization admin, with the channel inline, column, filter and action."""
+
+    inlines = [ChannelInline]
+    list_display = ["name", "uuid", "channel", "rate_limit", "created_at"]
+    list_select_related = ["channel_settings"]
+    list_filter = [ChannelKindFilter]
+    actions = ["sync_templates"]
+
+    @admin.display(description="channel", ordering="channel_settings__kind")
+    def channel(self, organization):
+        return Channel.of(organization).get_kind_display()
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ChannelRefused as refused:
+            # Rolled back with the view's transaction, the organization's changes included;
+            # the page again, with the service's errors on the channel's form.
+            request._channel_error = refused.error
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Channel:
+            return super().save_formset(request, form, formset, change)
+        # What formset.save() would note, for the admin's history of the organization.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for channel_form in formset.forms:
+            if not channel_form.has_changed():
+                continue
+            added = channel_form.instance.pk is None
+            try:
+                channel = save_channel_form(form.instance, channel_form)
+            except ValidationError as error:
+                raise ChannelRefused(error) from None
+            if added:
+                formset.new_objects.append(channel)
+            else:
+                formset.changed_objects.append((channel, channel_form.changed_data))
+
+    @admin.action(description="Sync message templates from WhatsApp")
+    def sync_templates(self, request, queryset):
+        for organization in queryset:
+            self.message_user(request, *sync_organization(organization))

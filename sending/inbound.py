@@ -322,8 +322,8 @@ def answer_inbound_chat(chat_id: int) -> Chat | None:
 
     Returns the outbound chat (status `failed` when the channel refused it), or None.
     """
-    from sending.gateway.base import ChannelNotConfigured, GatewayError
-    from sending.services import send_message
+    from sending.gateway.base import ChannelNotConfigured
+    from sending.services import SendFailed, send_message
 
     chat = Chat.objects.select_related("organization", "contact").get(pk=chat_id)
     text = as_dict(chat.metadata.get("text")).get("body")
@@ -338,7 +338,7 @@ def answer_inbound_chat(chat_id: int) -> Chat | None:
             phone=phone,
             message=reply.response_text,
         )
-    except GatewayError as error:  # recorded as a failed chat by the send service
+    except SendFailed as error:  # recorded as a failed chat by the send service
         logger.warning("Auto-reply to chat %s was not accepted: %s", chat_id, error)
         return error.chat
     except ChannelNotConfigured:

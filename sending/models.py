@@ -1,12 +1,61 @@
-"""Chats (every message sent or received, with its channel status) and message templates."""
+"""The organization's channel settings, chats (every message sent or received, with its
+channel status) and message templates."""
 
 from django.db import models
 from django.db.models import Q
 
-from accounts.models import OrganizationRecord
+from accounts.models import Organization, OrganizationRecord
 from contacts.models import Contact
 
 LIVE = Q(deleted_at__isnull=True)
+
+
+class ChannelKind(models.TextChoices):
+    SANDBOX = "sandbox", "Sandbox (messages stay on this server)"
+    CLOUD_API = "cloud_api", "WhatsApp Cloud API"
+
+
+class Channel(models.Model):
+    """An organization's WhatsApp channel: the sandbox, or the Cloud API with its credentials.
+
+    Written by sending.services.configure_channel (the command, the admin). An
+    organization without a row uses the sandbox and has no webhook secrets (`of`).
+    """
+
+    # Never shown back by the API, the admin or the logs.
+    SECRET_FIELDS = ("access_token", "app_secret", "verify_token")
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, related_name="channel_settings"
+    )
+    kind = models.CharField(
+        "channel", max_length=16, choices=ChannelKind.choices, default=ChannelKind.SANDBOX
+    )
+    phone_number_id = models.CharField(max_length=32, blank=True, default="")
+    business_account_id = models.CharField(max_length=32, blank=True, default="")
+    access_token = models.TextField(blank=True, default="")
+    app_secret = models.CharField(max_length=255, blank=True, default="")
+    verify_token = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        # Superusers only, like the organization it belongs to: no permission to grant staff.
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.organization}"
+
+    @classmethod
+    def of(cls, organization: Organization) -> "Channel":
+        """The organization's channel settings; unsaved sandbox settings when it has none.
+        Read once per organization instance (Django caches the related row, or its absence)."""
+        try:
+            return organization.channel_settings
+        except cls.DoesNotExist:
+            return cls(organization=organization)
+
+    @property
+    def can_send_through_cloud_api(self) -> bool:
+        return bool(self.phone_number_id and self.access_token)
 
 
 class ChatType(models.TextChoices):

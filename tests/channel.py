@@ -5,6 +5,7 @@ import pytest
 
 from devtools.cloud_api_server import FakeCloudApi
 from sending import services
+from sending.models import Channel
 
 PHONE_NUMBER_ID = "106540352242922"
 BUSINESS_ACCOUNT_ID = "102290129340398"
@@ -23,9 +24,24 @@ def graph(settings):
 @pytest.fixture
 def cloud_org(org_a, graph):
     """Organization A, sending through the fake Cloud API."""
-    return services.configure_channel(
+    services.configure_channel(
         organization=org_a,
         phone_number_id=PHONE_NUMBER_ID,
         access_token=ACCESS_TOKEN,
         business_account_id=BUSINESS_ACCOUNT_ID,
     )
+    return org_a
+
+
+def set_channel(organization, **values) -> Channel:
+    """Write channel settings as they are, bypassing the service's rules: a sandbox
+    organization with webhook secrets, a Cloud API one missing its token."""
+    channel, _ = Channel.objects.update_or_create(organization=organization, defaults=values)
+    channel.organization = organization  # the organization's cached settings are these
+    return channel
+
+
+def stored_channel(organization) -> Channel:
+    """The organization's channel settings as the database has them now."""
+    organization.refresh_from_db()
+    return Channel.of(organization)

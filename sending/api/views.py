@@ -20,15 +20,45 @@ from sending.api.serializers import (
     status_history,
     template_data,
 )
-from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
 from sending.models import Chat, MessageTemplate
 
+# The contract's status for each way the channel can fail (contract.md, section 1).
+CHANNEL_STATUS = {
+    FailureKind.REFUSED: 422,
+    FailureKind.CREDENTIALS: 502,
+    FailureKind.UNAVAILABLE: 502,
+    FailureKind.TIMEOUT: 504,
+}
+CREDENTIALS_MESSAGE = (
+    "The WhatsApp channel rejected this organization's credentials; "
+    "the channel credentials need attention."
+)
 NOT_RECORDED = (
     "The message may have been sent, but the service could not record the outcome because "
     "its database is unavailable. Do not resend it blindly: a resend may reach the "
     "recipient twice."
 )
+
+
+def channel_error(error: GatewayError) -> dict[str, Any]:
+    """The contract's `channel_error` object: Graph's error, as the gateway kept it."""
+    return {
+        "code": error.code,
+        "type": error.type,
+        "message": error.message,
+        "details": error.details,
+        "fbtrace_id": error.fbtrace_id,
+    }
+
+
+def channel_message(error: GatewayError) -> str:
+    """The sentence the API answers with: Graph's own text, unless it rejected our credentials
+    (then the organization must act, whatever Graph's wording)."""
+    if error.kind == FailureKind.CREDENTIALS:
+        return CREDENTIALS_MESSAGE
+    return error.message
 
 
 @contextmanager
@@ -40,14 +70,15 @@ def channel_errors() -> Iterator[None]:
         yield
     except ChannelNotConfigured:
         raise ApiError(403, NOT_CONFIGURED) from None
-    except GatewayError as error:
+    except services.SendFailed as failed:
+        error = failed.error
         raise ApiError(
-            error.api_status, error.api_message, channel_error=error.channel_error()
+            CHANNEL_STATUS[error.kind], channel_message(error), channel_error=channel_error(error)
         ) from None
     except services.SendNotRecorded as unknown:
         known = {"wam_id": unknown.wam_id} if unknown.wam_id else {}
         if unknown.error is not None:
-            known["channel_error"] = unknown.error.channel_error()
+            known["channel_error"] = channel_error(unknown.error)
         raise ApiError(503, NOT_RECORDED, **known) from None
 
 

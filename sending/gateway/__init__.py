@@ -3,10 +3,11 @@
 `gateway_for(organization)` is the only way the rest of the service gets one.
 """
 
-from accounts.models import Channel, Organization
+from accounts.models import Organization
 from sending.gateway.base import ChannelNotConfigured, FailureKind, Gateway, GatewayError
 from sending.gateway.cloud_api import CloudApiGateway
 from sending.gateway.sandbox import SandboxGateway
+from sending.models import Channel, ChannelKind
 
 __all__ = [
     "ChannelNotConfigured",
@@ -25,12 +26,13 @@ def gateway_for(organization: Organization) -> Gateway:
     Raises ChannelNotConfigured for an organization switched to the Cloud API whose
     phone number id or access token is missing: sending elsewhere would surprise it.
     """
-    if organization.channel != Channel.CLOUD_API:
+    channel = Channel.of(organization)
+    if channel.kind != ChannelKind.CLOUD_API:
         return SandboxGateway(organization_id=organization.pk)
-    if not organization.can_send_through_cloud_api:
+    if not channel.can_send_through_cloud_api:
         raise ChannelNotConfigured()
     return CloudApiGateway(
-        phone_number_id=organization.phone_number_id,
-        access_token=organization.access_token,
-        business_account_id=organization.business_account_id,
+        phone_number_id=channel.phone_number_id,
+        access_token=channel.access_token,
+        business_account_id=channel.business_account_id,
     )

@@ -2,8 +2,9 @@
 
 Everything that talks to WhatsApp (the Cloud API client, the sandbox) looks like
 `Gateway`. Every way a send can fail becomes a `GatewayError` that says what went
-wrong in Graph's own terms and whether trying again could help; the API turns its
-`kind` into the contract's status code.
+wrong (its `kind`, Graph's own fields) and whether trying again could help. It knows
+nothing of HTTP statuses or chats: the send service records the failed chat, and the
+API (sending/api/views.py) turns the `kind` into the contract's status code.
 """
 
 from enum import StrEnum
@@ -27,19 +28,6 @@ class FailureKind(StrEnum):
     CREDENTIALS = "credentials"  # Graph rejected our access token or its permissions
     UNAVAILABLE = "unavailable"  # unreachable, reset, 5xx, or an answer we cannot read
     TIMEOUT = "timeout"  # no answer in time
-
-
-API_STATUS = {
-    FailureKind.REFUSED: 422,
-    FailureKind.CREDENTIALS: 502,
-    FailureKind.UNAVAILABLE: 502,
-    FailureKind.TIMEOUT: 504,
-}
-
-CREDENTIALS_MESSAGE = (
-    "The WhatsApp channel rejected this organization's credentials; "
-    "the channel credentials need attention."
-)
 
 
 class GatewayError(Exception):
@@ -75,28 +63,6 @@ class GatewayError(Exception):
         self.fbtrace_id = storable.optional_text(fbtrace_id, 255)
         self.http_status = http_status
         self.retryable = retryable
-        self.chat: Any = None  # the failed chat, once the send service has recorded it
-
-    @property
-    def api_status(self) -> int:
-        return API_STATUS[self.kind]
-
-    @property
-    def api_message(self) -> str:
-        """The sentence the API answers with: Graph's own text when it refused the message."""
-        if self.kind == FailureKind.CREDENTIALS:
-            return CREDENTIALS_MESSAGE
-        return self.message
-
-    def channel_error(self) -> dict[str, Any]:
-        """The contract's `channel_error` object."""
-        return {
-            "code": self.code,
-            "type": self.type,
-            "message": self.message,
-            "details": self.details,
-            "fbtrace_id": self.fbtrace_id,
-        }
 
 
 class Gateway(Protocol):

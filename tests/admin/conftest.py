@@ -7,10 +7,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.services import create_staff_user
-from sending.models import Chat, MessageTemplate
+from sending.models import Channel, Chat, MessageTemplate
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
 
 PASSWORD = "correct horse battery staple"
+# The prefix of the channel inline's fields on the organization page: the relation's name.
+CHANNEL_INLINE = "channel_settings"
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +96,42 @@ def records_a(org_a) -> dict:
 @pytest.fixture
 def records_b(org_b) -> dict:
     return make_records(org_b, "Bravo")
+
+
+def channel_inline(organization=None, **changes) -> dict:
+    """The organization page's channel inline as a browser posts it: the settings the page
+    shows (the secrets always empty), with `changes` typed over them."""
+    stored = Channel.objects.filter(organization=organization).first() if organization else None
+    shown = {
+        "kind": stored.kind if stored else "sandbox",
+        "phone_number_id": stored.phone_number_id if stored else "",
+        "business_account_id": stored.business_account_id if stored else "",
+        "access_token": "",
+        "app_secret": "",
+        "verify_token": "",
+        **changes,
+    }
+    data = {
+        f"{CHANNEL_INLINE}-TOTAL_FORMS": "1",
+        f"{CHANNEL_INLINE}-INITIAL_FORMS": "1" if stored else "0",
+        f"{CHANNEL_INLINE}-MIN_NUM_FORMS": "0",
+        f"{CHANNEL_INLINE}-MAX_NUM_FORMS": "1",
+        f"{CHANNEL_INLINE}-0-id": str(stored.pk) if stored else "",
+        f"{CHANNEL_INLINE}-0-organization": str(organization.pk) if organization else "",
+    }
+    data.update({f"{CHANNEL_INLINE}-0-{name}": value for name, value in shown.items()})
+    return data
+
+
+def organization_form(organization, *, rate_limit="", **channel) -> dict:
+    """The organization's change page as posted, its channel settings changed by `channel`."""
+    return {
+        "name": organization.name,
+        "rate_limit": rate_limit,
+        **channel_inline(organization, **channel),
+    }
+
+
+def new_organization_form(name: str, **channel) -> dict:
+    """The add page as posted: a name, and the channel inline left as shown or changed."""
+    return {"name": name, "rate_limit": "", **channel_inline(None, **channel)}

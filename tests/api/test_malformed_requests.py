@@ -21,6 +21,7 @@ from django.test import Client
 from contacts.models import Contact
 from devtools.loopback import free_port, reachable
 from tests.api.test_rate_limit_gunicorn import manage
+from tests.channel import set_channel
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, sign
 
@@ -65,8 +66,7 @@ class TestChunkedBodies:
         assert not Contact.objects.exists()
 
     def test_a_chunked_webhook_delivery_is_411(self, org_a):
-        org_a.app_secret = APP_SECRET
-        org_a.save()
+        set_channel(org_a, app_secret=APP_SECRET)
         response = chunked(
             Client(), "POST", f"/webhooks/whatsapp/{org_a.uuid}", HTTP_X_HUB_SIGNATURE_256=sign(b"")
         )

@@ -15,6 +15,7 @@ from django.test import Client
 
 from sending.inbound import wait_for_auto_replies
 from sending.models import Chat, ChatStatusEvent
+from tests.channel import set_channel
 from tests.factories import CannedReplyFactory
 from tests.sending.factories import ChatFactory
 
@@ -125,8 +126,7 @@ def test_a_send_on_a_dead_connection_records_nothing_and_the_retry_sends_once(ap
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_a_webhook_during_an_outage_fails_and_its_retry_records_everything_once(org_a):
-    org_a.app_secret = APP_SECRET
-    org_a.save()
+    set_channel(org_a, app_secret=APP_SECRET)
     CannedReplyFactory(organization=org_a, trigger="hours")
     sent = ChatFactory(organization=org_a, wam_id="wamid.OUT1")
     payload = {

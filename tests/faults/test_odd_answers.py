@@ -13,6 +13,7 @@ import json
 import pytest
 
 from sending.models import Chat, ChatStatusEvent
+from tests.channel import set_channel
 from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses
 
 PHONE = "+4915123456789"
@@ -250,8 +251,7 @@ def test_a_200_whose_message_status_is_failed_is_a_refusal_that_keeps_the_messag
     assert len(graph.requests) == 1
 
     # The message kept its id, so WhatsApp's later status update about it finds it.
-    cloud_org.app_secret = APP_SECRET
-    cloud_org.save()
+    set_channel(cloud_org, app_secret=APP_SECRET)
     reason = {"code": 131026, "title": "Message undeliverable"}
     update = status(WAM_ID, "failed", 1_700_000_000, errors=[reason])
     assert deliver(cloud_org, envelope(statuses(update))).status_code == 200

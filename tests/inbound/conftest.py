@@ -10,6 +10,7 @@ from django.test import Client
 
 from sending.gateway import sandbox
 from sending.inbound import wait_for_auto_replies
+from tests.channel import set_channel
 
 APP_SECRET = "app-secret-for-tests"
 VERIFY_TOKEN = "verify-me"
@@ -27,9 +28,7 @@ def empty_outbox():
 @pytest.fixture
 def webhook_org(org_a):
     """Organization A on the sandbox, with the webhook secrets set."""
-    org_a.app_secret = APP_SECRET
-    org_a.verify_token = VERIFY_TOKEN
-    org_a.save()
+    set_channel(org_a, app_secret=APP_SECRET, verify_token=VERIFY_TOKEN)
     return org_a
 
 

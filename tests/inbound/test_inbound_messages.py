@@ -16,6 +16,7 @@ from devtools.cloud_api_server import graph_error
 from sending.gateway import sandbox
 from sending.inbound import wait_for_auto_replies
 from sending.models import Chat
+from tests.channel import set_channel
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, text_message
 
@@ -25,8 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def cloud_webhook_org(cloud_org):
     """Organization A on the fake Cloud API, able to receive signed webhooks."""
-    cloud_org.app_secret = APP_SECRET
-    cloud_org.save(update_fields=["app_secret"])
+    set_channel(cloud_org, app_secret=APP_SECRET)
     return cloud_org
 
 
@@ -186,6 +186,25 @@ def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(cloud_webhoo
     wait_for_auto_replies()
     failed = Chat.objects.get(type="outbound")
     assert failed.status == "failed" and failed.error_code == 131047
+
+
+def test_the_auto_reply_to_a_refused_message_is_its_failed_chat(cloud_webhook_org, graph):
+    from sending.inbound import answer_inbound_chat
+
+    canned(cloud_webhook_org, "hours", text="9 to 5")
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+    inbound = Chat.objects.create(
+        organization=cloud_webhook_org,
+        contact=ContactFactory(organization=cloud_webhook_org, phone="14155552671"),
+        type="inbound",
+        status="received",
+        metadata={"type": "text", "text": {"body": "hours?"}},
+    )
+
+    reply = answer_inbound_chat(inbound.pk)
+
+    assert reply == Chat.objects.get(type="outbound")
+    assert (reply.status, reply.error_code) == ("failed", 131047)
 
 
 def test_a_slow_channel_does_not_slow_the_webhook(cloud_webhook_org, graph, settings):

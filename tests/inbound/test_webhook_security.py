@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from sending.models import Chat, ChatStatusEvent
+from tests.channel import set_channel
 from tests.inbound.conftest import (
     VERIFY_TOKEN,
     deliver,
@@ -119,8 +120,7 @@ class TestSignature:
         assert response.status_code == 401
 
     def test_another_organizations_secret_does_not_work(self, webhook_org, org_b, sent_chat):
-        org_b.app_secret = "b-secret"
-        org_b.save()
+        set_channel(org_b, app_secret="b-secret")
         assert deliver(webhook_org, self.payload, secret="b-secret").status_code == 401
         self.assert_nothing_changed(sent_chat)
 

@@ -3,12 +3,18 @@
 import pytest
 from django.core.management import CommandError, call_command
 
+from accounts.models import Organization
+from sending import services
 from sending.gateway import (
     ChannelNotConfigured,
     CloudApiGateway,
     SandboxGateway,
     gateway_for,
 )
+from sending.models import Channel
+from tests.channel import set_channel, stored_channel
+from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
+from tests.factories import OrganizationFactory
 from tests.sending.conftest import ACCESS_TOKEN
 
 
@@ -17,7 +23,7 @@ def configure(*args):
 
 
 def test_new_organizations_use_the_sandbox(org_a):
-    assert org_a.channel == "sandbox"
+    assert stored_channel(org_a).kind == "sandbox"
     assert isinstance(gateway_for(org_a), SandboxGateway)
 
 
@@ -31,13 +37,13 @@ def test_cloud_api_credentials_switch_to_the_cloud_api(org_a, capsys):
         "--verify-token=let-me-in",
     )
 
-    org_a.refresh_from_db()
-    assert org_a.channel == "cloud_api"
-    assert org_a.phone_number_id == "106540352242922"
-    assert org_a.access_token == ACCESS_TOKEN
-    assert org_a.business_account_id == "102290129340398"
-    assert org_a.app_secret == "0123456789abcdef0123456789abcdef"
-    assert org_a.verify_token == "let-me-in"
+    channel = stored_channel(org_a)
+    assert channel.kind == "cloud_api"
+    assert channel.phone_number_id == "106540352242922"
+    assert channel.access_token == ACCESS_TOKEN
+    assert channel.business_account_id == "102290129340398"
+    assert channel.app_secret == "0123456789abcdef0123456789abcdef"
+    assert channel.verify_token == "let-me-in"
     gateway = gateway_for(org_a)
     assert isinstance(gateway, CloudApiGateway)
     output = capsys.readouterr()
@@ -50,17 +56,17 @@ def test_settings_not_given_keep_their_value(org_a):
     configure(org_a.name, "--phone-number-id=1", "--access-token=a", "--verify-token=v")
     configure(str(org_a.uuid), "--phone-number-id=2", "--access-token=b")
 
-    org_a.refresh_from_db()
-    assert (org_a.phone_number_id, org_a.access_token, org_a.verify_token) == ("2", "b", "v")
+    channel = stored_channel(org_a)
+    assert (channel.phone_number_id, channel.access_token, channel.verify_token) == ("2", "b", "v")
 
 
 def test_sandbox_clears_the_credentials(org_a):
     configure(org_a.name, "--phone-number-id=1", "--access-token=a", "--app-secret=s")
     configure(org_a.name, "--sandbox")
 
-    org_a.refresh_from_db()
-    assert org_a.channel == "sandbox"
-    assert (org_a.phone_number_id, org_a.access_token, org_a.app_secret) == ("", "", "")
+    channel = stored_channel(org_a)
+    assert channel.kind == "sandbox"
+    assert (channel.phone_number_id, channel.access_token, channel.app_secret) == ("", "", "")
 
 
 @pytest.mark.parametrize(
@@ -83,9 +89,9 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(org_a, arguments, messag
     with pytest.raises(CommandError, match=message):
         configure(org_a.name, *arguments)
 
-    org_a.refresh_from_db()
-    assert org_a.channel == "sandbox"
-    assert org_a.access_token == ""
+    channel = stored_channel(org_a)
+    assert channel.kind == "sandbox"
+    assert channel.access_token == ""
 
 
 def test_sandbox_and_phone_number_id_together_are_refused(org_a):
@@ -108,8 +114,33 @@ def test_command_exits_non_zero_on_bad_input(org_a):
 
 
 def test_cloud_api_without_its_token_is_not_configured(org_a):
-    org_a.channel = "cloud_api"
-    org_a.phone_number_id = "1"
+    set_channel(org_a, kind="cloud_api", phone_number_id="1")
 
     with pytest.raises(ChannelNotConfigured):
         gateway_for(org_a)
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_configurations_leave_one_whole_setting():
+    """Two saves racing to create the organization's row: neither fails, one row is left,
+    holding one of the two configurations whole."""
+    organization = OrganizationFactory()
+    configurations = [
+        {"phone_number_id": str(n), "access_token": f"token-{n}", "app_secret": f"secret-{n}"}
+        for n in range(1, 5)
+    ]
+
+    results = run_concurrently(
+        [
+            lambda values=values: services.configure_channel(
+                organization=Organization.objects.get(pk=organization.pk), **values
+            )
+            for values in configurations
+        ]
+    )
+
+    assert all(isinstance(result, Channel) for result in results)
+    [channel] = Channel.objects.filter(organization=organization)
+    stored = {f: getattr(channel, f) for f in ("phone_number_id", "access_token", "app_secret")}
+    assert stored in configurations

@@ -60,16 +60,6 @@ def test_http_errors_map_to_a_kind_and_say_whether_to_retry(
         assert error.fbtrace_id == body["error"]["fbtrace_id"]
 
 
-def test_statuses_the_api_answers_with(client, graph, settings):
-    graph.reply(400, graph_error(131047, "Re-engagement message"))
-    graph.reply(401, graph_error(190, "Invalid OAuth access token."))
-    graph.reply(500, body=b"oops", content_type="text/plain")
-    graph.reply(delay=1)
-    settings.WHATSAPP_TIMEOUT = 0.2
-
-    assert [failure(client).api_status for _ in range(4)] == [422, 502, 502, 504]
-
-
 def test_a_slow_answer_is_a_retryable_timeout(client, graph, settings):
     settings.WHATSAPP_TIMEOUT = 0.2
     graph.reply(delay=1)
@@ -87,7 +77,7 @@ def test_the_token_is_in_the_header_only(client, graph, caplog):
     [request] = graph.requests
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
     assert ACCESS_TOKEN not in request.path
-    assert ACCESS_TOKEN not in str(error.channel_error()) + error.api_message
+    assert ACCESS_TOKEN not in repr(vars(error))
     assert ACCESS_TOKEN not in repr(client)
     assert "Re-engagement message" in caplog.text
     assert ACCESS_TOKEN not in caplog.text

@@ -7,6 +7,7 @@ import pytest
 from contacts.models import Contact
 from sending.gateway import sandbox
 from sending.models import Chat
+from tests.channel import set_channel
 from tests.factories import ContactFactory
 from tests.sending.conftest import ACCESS_TOKEN, PHONE_NUMBER_ID
 
@@ -195,9 +196,7 @@ def test_the_same_number_is_a_separate_contact_in_each_organization(api, api_b, 
 
 
 def test_cloud_api_without_credentials_is_forbidden_and_sends_nothing(api, org_a, graph):
-    org_a.channel = "cloud_api"
-    org_a.phone_number_id = PHONE_NUMBER_ID
-    org_a.save()
+    set_channel(org_a, kind="cloud_api", phone_number_id=PHONE_NUMBER_ID)
 
     response = send(api)
 
@@ -433,9 +432,9 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
     ContactFactory(organization=org_a, phone=DIGITS)
-    # token; contact look-up; chat insert in its own savepoint (savepoint, insert, release):
-    # a repeated message id then fails that insert alone
-    with django_assert_num_queries(5):
+    # token; the organization's channel settings; contact look-up; chat insert in its own
+    # savepoint (savepoint, insert, release): a repeated message id then fails that insert alone
+    with django_assert_num_queries(6):
         response = send(api, buttons=[{"id": "a", "title": "A"}], header="H")
     assert response.status_code == 200
 
@@ -443,9 +442,10 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
 def test_send_to_a_new_number_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
-    # token; contact look-up; the contact's creation (savepoint, insert, counts, release);
-    # chat insert in its savepoint (savepoint, insert, release)
-    with django_assert_num_queries(9):
+    # token; the organization's channel settings; contact look-up; the contact's creation
+    # (savepoint, insert, counts, release); chat insert in its savepoint (savepoint, insert,
+    # release)
+    with django_assert_num_queries(10):
         response = send(api)
     assert response.status_code == 200
 
@@ -464,3 +464,55 @@ def test_the_service_sends_for_callers_without_an_input_number(org_a):
     assert result.phone_input == f"+{DIGITS}"
     assert result.chat.status == "accepted"
     assert sandbox.sent_messages()[0].payload["to"] == DIGITS
+
+
+# The send service's error: what the channel said, and the failed chat recorded for it.
+
+
+def answered(message: dict) -> dict:
+    return {"json": {"messaging_product": "whatsapp", "messages": [message]}}
+
+
+REFUSALS = [
+    # (answers to earlier sends, the answer to this one, its error's kind and code, chat's id)
+    pytest.param(
+        [],
+        {"status": 400, "json": {"error": {"message": "Re-engagement message", "code": 131047}}},
+        ("refused", 131047, None),
+        id="graph-refusal",
+    ),
+    pytest.param(
+        [answered({"id": "wamid.SAME"})],
+        answered({"id": "wamid.SAME"}),
+        ("unavailable", None, None),
+        id="an-earlier-messages-id",
+    ),
+    pytest.param(
+        [],
+        answered({"id": "wamid.FAILED", "message_status": "failed"}),
+        ("refused", None, "wamid.FAILED"),
+        id="message-status-failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("earlier", "reply", "expected"), REFUSALS)
+def test_a_send_the_channel_did_not_accept_raises_the_failed_chat_it_recorded(
+    cloud_org, graph, earlier, reply, expected
+):
+    from sending import services
+
+    for answer in earlier:
+        graph.reply(**answer)
+        services.send_message(organization=cloud_org, phone=DIGITS, message="Earlier")
+    graph.reply(**reply)
+
+    with pytest.raises(services.SendFailed) as raised:
+        services.send_message(organization=cloud_org, phone=DIGITS, message="Hello")
+
+    failure = raised.value
+    kind, code, wam_id = expected
+    assert (failure.error.kind, failure.error.code) == (kind, code)
+    assert failure.chat == Chat.objects.get(status="failed")
+    assert (failure.chat.wam_id, failure.chat.error_code) == (wam_id, code)
+    assert failure.chat.error_title == failure.error.message == str(failure)

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from sending.models import Chat, MessageTemplate
+from tests.channel import set_channel
 from tests.sending.conftest import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID
 from tests.sending.factories import MessageTemplateFactory
 
@@ -352,8 +353,7 @@ def test_sync_reports_a_refusal_and_changes_nothing(cloud_org, graph):
 
 
 def test_sync_needs_the_business_account_id(cloud_org, graph):
-    cloud_org.business_account_id = ""
-    cloud_org.save()
+    set_channel(cloud_org, business_account_id="")
 
     with pytest.raises(CommandError, match="business account id"):
         call_command("sync_templates", cloud_org.name)

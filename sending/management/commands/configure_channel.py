@@ -35,23 +35,25 @@ class Command(BaseCommand):
             raise CommandError("Give either --sandbox or --phone-number-id and --access-token.")
         record = organization_argument(organization)
         with command_errors():
-            services.configure_channel(organization=record, sandbox=sandbox, **credentials)
+            channel = services.configure_channel(
+                organization=record, sandbox=sandbox, **credentials
+            )
         if sandbox:
             self.stdout.write(f"{record.name!r} now sends through the sandbox.")
             return
         # The secrets are not echoed: terminals and CI logs are kept.
-        account = record.business_account_id
+        account = channel.business_account_id
         extra = f", business account id {account}" if account else ""
         self.stdout.write(
             f"{record.name!r} now sends through the WhatsApp Cloud API "
-            f"(phone number id {record.phone_number_id}{extra})."
+            f"(phone number id {channel.phone_number_id}{extra})."
         )
         missing = [
             label
             for label, value in (
-                ("--business-account-id (for sync_templates)", record.business_account_id),
-                ("--app-secret (for webhooks)", record.app_secret),
-                ("--verify-token (for webhooks)", record.verify_token),
+                ("--business-account-id (for sync_templates)", channel.business_account_id),
+                ("--app-secret (for webhooks)", channel.app_secret),
+                ("--verify-token (for webhooks)", channel.verify_token),
             )
             if not value
         ]

@@ -4,11 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from accounts.commands import organization_argument
-from accounts.models import Channel
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from sending.gateway import sandbox
 from sending.inbound import process_webhook, wait_for_auto_replies
-from sending.models import Chat, ChatType
+from sending.models import Channel, ChannelKind, Chat, ChatType
 
 
 class Command(BaseCommand):
@@ -25,7 +24,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, organization, phone, text, name, **options):
         org = organization_argument(organization)
-        if org.channel != Channel.SANDBOX:
+        channel = Channel.of(org)
+        if channel.kind != ChannelKind.SANDBOX:
             raise CommandError(
                 f"{org.name!r} sends through the Cloud API; simulate_inbound only runs for "
                 "sandbox organizations, so that it never messages a real customer."
@@ -39,7 +39,7 @@ class Command(BaseCommand):
             "object": "whatsapp_business_account",
             "entry": [
                 {
-                    "id": org.business_account_id or "sandbox",
+                    "id": channel.business_account_id or "sandbox",
                     "changes": [
                         {
                             "field": "messages",

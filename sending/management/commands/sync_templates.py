@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.commands import organization_argument
 from sending import services
-from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 
 
 class Command(BaseCommand):
@@ -18,9 +18,12 @@ class Command(BaseCommand):
         except ChannelNotConfigured as error:
             raise CommandError(error.detail) from None
         except GatewayError as error:
+            hint = ""
+            if error.kind == FailureKind.CREDENTIALS:
+                hint = "; the channel credentials need attention (configure_channel)"
             raise CommandError(
-                f"The WhatsApp channel refused the template list: {error.api_message} "
-                f"(code {error.code}, fbtrace_id {error.fbtrace_id})."
+                f"The WhatsApp channel refused the template list: {error.message} "
+                f"(code {error.code}, fbtrace_id {error.fbtrace_id}){hint}."
             ) from None
         self.stdout.write(
             f"Templates of {record.name!r}: {result.created} new, {result.updated} updated, "

@@ -1,0 +1,56 @@
+"""The Cloud API's message payloads, exactly as Meta documents them."""
+
+from typing import Any
+
+
+def text_payload(*, phone: str, message: str) -> dict[str, Any]:
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": phone,
+        "type": "text",
+        "text": {"preview_url": False, "body": message},
+    }
+
+
+def button_payload(
+    *,
+    phone: str,
+    message: str,
+    buttons: list[dict[str, str]],
+    header: str | None = None,
+    footer: str | None = None,
+) -> dict[str, Any]:
+    interactive: dict[str, Any] = {"type": "button"}
+    if header:
+        interactive["header"] = {"type": "text", "text": header}
+    interactive["body"] = {"text": message}
+    if footer:
+        interactive["footer"] = {"text": footer}
+    interactive["action"] = {
+        "buttons": [
+            {"type": "reply", "reply": {"id": button["id"], "title": button["title"]}}
+            for button in buttons
+        ]
+    }
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": phone,
+        "type": "interactive",
+        "interactive": interactive,
+    }
+
+
+def template_payload(*, phone: str, template: dict[str, Any]) -> dict[str, Any]:
+    language = {"code": template["language"]["code"]}
+    body: dict[str, Any] = {"name": template["name"], "language": language}
+    if template.get("components") is not None:
+        body["components"] = template["components"]
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": phone,
+        "type": "template",
+        "template": body,
+    }

@@ -1,0 +1,307 @@
+"""Sending a message: the one path from the API (and the auto-replies) to the channel.
+
+A send validates what it can, finds or creates the contact (a creation is its own
+short transaction), calls the channel outside any transaction (a slow WhatsApp must
+not hold database locks), then records the chat with the status the channel gave. A failed send is
+recorded too, as `failed` with the error, and the caller gets a SendFailed carrying the
+channel's error and that chat.
+
+Once the channel has answered, its answer is recorded exactly once: a connection lost
+meanwhile is reopened and the chat inserted again (`record`); a database that stays
+away is a SendNotRecorded carrying what the channel said, which is also logged.
+"""
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import Organization
+from contacts.models import Contact
+from contacts.services import contact_for_phone
+from messaging_project.api.database import reconnecting
+from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
+from messaging_project.api.idempotency import point_of_no_return
+from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
+from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
+from sending.services.payloads import button_payload, template_payload, text_payload
+from sending.services.templates import check_parameter_count, rendered_metadata
+
+logger = logging.getLogger(__name__)
+
+# What a send's answer may set the new chat to; any other `message_status` is `accepted`
+# (`failed` is a refusal, see `deliver`; `received` belongs to inbound chats).
+SEND_STATUSES = {
+    ChatStatus.ACCEPTED,
+    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT,
+    ChatStatus.PAUSED,
+    ChatStatus.SENT,
+    ChatStatus.DELIVERED,
+    ChatStatus.READ,
+}
+
+
+class SendNotRecorded(Exception):
+    """The channel answered a send, but the database could not record the chat even after
+    reconnecting: the message may have been sent. Carries what the channel said."""
+
+    def __init__(self, *, wam_id: str | None, error: GatewayError | None) -> None:
+        super().__init__(f"send not recorded (message id {wam_id})")
+        self.wam_id = wam_id  # WhatsApp's id, when it accepted the message
+        self.error = error  # the channel's error, when it did not
+
+
+class SendFailed(Exception):
+    """The channel did not accept a send, or answered it in a way that cannot be trusted.
+
+    `error` is what went wrong (the gateway's error), `chat` the failed chat recorded for it.
+    """
+
+    def __init__(self, *, error: GatewayError, chat: Chat) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.chat = chat
+
+
+@dataclass(frozen=True)
+class SendResult:
+    chat: Chat
+    answer: dict[str, Any]  # the channel's answer: messaging_product, contacts, messages
+    phone_input: str  # the number as the caller wrote it, echoed in `contacts[0].input`
+
+    @property
+    def wa_id(self) -> str:
+        contacts = self.answer.get("contacts") or [{}]
+        return str(contacts[0].get("wa_id") or self.chat.contact.phone)
+
+
+def send_message(
+    *,
+    organization: Organization,
+    phone: str,
+    message: str,
+    phone_input: str | None = None,
+    header: str | None = None,
+    footer: str | None = None,
+    buttons: list[dict[str, str]] | None = None,
+) -> SendResult:
+    """A text message, or with buttons an interactive reply-button message.
+
+    `phone` is digits with the country code; `phone_input` the number as the caller
+    wrote it. The input is expected valid (the API's serializer checks WhatsApp's limits).
+    """
+    gateway = gateway_for(organization)
+    if buttons:
+        payload = button_payload(
+            phone=phone, message=message, buttons=buttons, header=header, footer=footer
+        )
+        metadata = {
+            "type": "interactive",
+            "text": {"header": header or None, "body": message, "footer": footer or None},
+            "buttons": [
+                {"type": "reply", "text": button["title"], "value": button["id"]}
+                for button in buttons
+            ],
+        }
+    else:
+        payload = text_payload(phone=phone, message=message)
+        metadata = {"type": "text", "text": {"body": message}}
+    return deliver(
+        organization=organization,
+        gateway=gateway,
+        phone=phone,
+        phone_input=phone_input,
+        payload=payload,
+        metadata=metadata,
+    )
+
+
+def send_template(
+    *,
+    organization: Organization,
+    phone: str,
+    template: dict[str, Any],
+    phone_input: str | None = None,
+) -> SendResult:
+    """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
+
+    When the template is known locally its body parameters are counted (a mismatch
+    is a ValidationError, before anything is sent) and the chat keeps the rendered text.
+    """
+    name, language = template["name"], template["language"]["code"]
+    components = template.get("components") or []
+    known = (
+        MessageTemplate.objects.live()
+        .filter(organization=organization, name=name, language=language)
+        .first()
+    )
+    if known is not None:
+        check_parameter_count(known, components)
+        metadata = rendered_metadata(known, components)
+    gateway = gateway_for(organization)
+    payload = template_payload(phone=phone, template=template)
+    if known is None:  # nothing to render from: keep what was sent
+        metadata = {"type": "template", "template": payload["template"]}
+    return deliver(
+        organization=organization,
+        gateway=gateway,
+        phone=phone,
+        phone_input=phone_input,
+        payload=payload,
+        metadata=metadata,
+    )
+
+
+def deliver(
+    *,
+    organization: Organization,
+    gateway: Gateway,
+    phone: str,
+    phone_input: str | None,
+    payload: dict[str, Any],
+    metadata: dict[str, Any],
+) -> SendResult:
+    contact = contact_for_phone(organization=organization, phone=phone)
+    # From here the message may reach WhatsApp: an error of ours must not free the
+    # request's Idempotency-Key for a retry that would send it again.
+    point_of_no_return()
+    try:
+        # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
+        answer = gateway.send_message(payload)
+    except GatewayError as error:
+        failed = record_failure(
+            organization=organization, contact=contact, metadata=metadata, error=error
+        )
+        raise SendFailed(error=error, chat=failed) from error
+    # The gateway checked the answer's shape: an id, and a message_status text or none.
+    message = answer["messages"][0]
+    wam_id, status = message["id"], message.get("message_status")
+    if status == ChatStatus.FAILED:
+        error = failed_on_arrival(wam_id)
+        failed = record_failure(
+            organization=organization,
+            contact=contact,
+            metadata=metadata,
+            error=error,
+            wam_id=wam_id,
+        )
+        raise SendFailed(error=error, chat=failed)
+    chat = Chat(
+        organization=organization,
+        contact=contact,
+        type=ChatType.OUTBOUND,
+        wam_id=wam_id,
+        metadata=metadata,
+        status=status if status in SEND_STATUSES else ChatStatus.ACCEPTED,
+    )
+    try:
+        chat = record(chat)
+    except IntegrityError:
+        # The id is already one of this organization's messages: the status updates
+        # could not tell the two apart, so this answer cannot be trusted.
+        error = repeated_message_id(wam_id)
+        failed = record_failure(
+            organization=organization, contact=contact, metadata=metadata, error=error
+        )
+        raise SendFailed(error=error, chat=failed) from None
+    chat.contact = contact  # the same instance, so the response needs no query
+    return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
+
+
+def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
+    """Insert a chat the channel has answered for, once, through a lost connection.
+
+    Raises IntegrityError for a message id the organization already has, and
+    SendNotRecorded (after logging what is known) when the database stays away.
+    """
+
+    def insert() -> Chat:
+        try:
+            with transaction.atomic():
+                chat.save(force_insert=True)
+        except IntegrityError:
+            # An attempt whose answer was lost may have committed: the uuid is unique.
+            stored = Chat.objects.filter(uuid=chat.uuid).first()
+            if stored is None:
+                raise
+            return stored
+        return chat
+
+    try:
+        return reconnecting(insert)
+    except UNAVAILABLE_ERRORS as lost:
+        # The only record left of what WhatsApp said: for an operator to reconcile.
+        logger.error(
+            "Send not recorded, the database is unavailable (%s): organization %s, "
+            "contact %s, message id %s, status %s, error code %s, error %r",
+            lost,
+            chat.organization_id,
+            chat.contact_id,
+            chat.wam_id,
+            chat.status,
+            chat.error_code,
+            chat.error_title,
+        )
+        raise SendNotRecorded(wam_id=chat.wam_id, error=error) from lost
+
+
+def repeated_message_id(wam_id: str) -> GatewayError:
+    logger.warning("WhatsApp answered a send with the id of an earlier message: %s", wam_id)
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel answered with the message id of an earlier message.",
+        type="invalid_response",
+        details=f"message id {wam_id}",
+        http_status=200,
+    )
+
+
+def failed_on_arrival(wam_id: str) -> GatewayError:
+    """A 200 whose message_status is `failed`: WhatsApp took the request and refused the message."""
+    logger.warning("WhatsApp answered a send with message_status failed: %s", wam_id)
+    return GatewayError(
+        FailureKind.REFUSED,
+        "The WhatsApp channel answered that the message failed.",
+        type="message_failed",
+        details=f"message id {wam_id}",
+        http_status=200,
+    )
+
+
+def record_failure(
+    *,
+    organization: Organization,
+    contact: Contact,
+    metadata: dict[str, Any],
+    error: GatewayError,
+    wam_id: str | None = None,
+) -> Chat:
+    """The failed chat of a send; `wam_id` when the channel gave the failed message an id."""
+    # Code and message have their columns; the rest of Graph's error object goes here.
+    details = {
+        "type": error.type,
+        "details": error.details,
+        "fbtrace_id": error.fbtrace_id,
+        "http_status": error.http_status,
+    }
+    if error.unusable_code is not None:
+        details["code"] = error.unusable_code  # a code the error_code column cannot hold
+    chat = Chat(
+        organization=organization,
+        contact=contact,
+        type=ChatType.OUTBOUND,
+        wam_id=wam_id,
+        metadata=metadata,
+        status=ChatStatus.FAILED,
+        error_code=error.code,
+        error_title=error.message,
+        error_details=details,
+    )
+    try:
+        chat = record(chat, error=error)
+    except IntegrityError:
+        # The id is one of the organization's earlier messages: kept with the details.
+        chat.wam_id = None
+        chat = record(chat, error=error)
+    return chat
