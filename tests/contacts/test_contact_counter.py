@@ -12,7 +12,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, connections
 
-from contacts import services
+from contacts import selectors, services
 from contacts.models import Contact, ContactBlock
 from tests.factories import ContactFactory, OrganizationFactory
 
@@ -26,7 +26,7 @@ def live(organization) -> int:
 
 
 def counted(organization) -> int:
-    return services.live_contact_count(organization_id=organization.pk)
+    return selectors.live_contact_count(organization_id=organization.pk)
 
 
 def total_row(organization) -> int:
