@@ -1,11 +1,10 @@
 """Writes to contacts and contact groups. The API, the admin, sending and the
 webhooks all come through here, so each rule is enforced once."""
 
-import functools
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, connections, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from accounts.models import Organization
@@ -77,63 +76,6 @@ INSERT INTO {blocks} (organization_id, block, live)
 ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
 """
 
-# The total, or a plain count for an organization whose total has not started (contacts
-# written before it existed, or by hand). COALESCE stops at the first value, so the
-# count runs only when there is no total row.
-LIVE_COUNT_SQL = """
-SELECT COALESCE(
-  (SELECT live FROM {blocks} WHERE organization_id = %(org)s AND block = %(total)s),
-  (SELECT COUNT(*) FROM {contact} WHERE organization_id = %(org)s AND deleted_at IS NULL)
-) AS total
-"""
-
-# The first id of the page at `offset` in the organization's live contacts by id, found
-# without walking `offset` index entries: the running sum of the blocks picks the block
-# holding that contact, and at most SIZE index entries are skipped inside it. The blocks
-# are trusted only when they add up to the total; otherwise (contacts written before
-# the blocks existed, or by hand) the answer is NULL and the caller skips entries as
-# before. Past the last contact it is MAX_ID: an empty page, without a scan.
-PAGE_START_SQL = """
-WITH sums AS (
-  SELECT block, live, SUM(live) OVER (ORDER BY block) AS running
-  FROM {blocks} WHERE organization_id = %(org)s AND block >= 0
-), found AS (
-  SELECT block, CAST(%(offset)s - (running - live) AS BIGINT) AS skip FROM sums
-  WHERE running > %(offset)s ORDER BY block LIMIT 1
-)
-SELECT CASE
-  WHEN (SELECT SUM(live) FROM {blocks} WHERE organization_id = %(org)s AND block >= 0)
-     = (SELECT live FROM {blocks} WHERE organization_id = %(org)s AND block = %(total)s)
-  THEN COALESCE(
-    (SELECT id FROM {contact}
-     WHERE organization_id = %(org)s AND deleted_at IS NULL
-       AND id >= (SELECT block * %(size)s FROM found)
-     ORDER BY id LIMIT 1 OFFSET (SELECT COALESCE(MAX(skip), 0) FROM found)),
-    %(max_id)s)
-END
-"""
-
-# The first id of the page at `offset` found by skipping `offset` entries of the narrow
-# (organization, id) index: an index-only scan on PostgreSQL, exact whatever the blocks.
-WALK_START_SQL = """
-SELECT id FROM {contact} WHERE organization_id = %(org)s AND deleted_at IS NULL
-ORDER BY id LIMIT 1 OFFSET %(offset)s
-"""
-
-# One page of the plain list and its exact total in one statement, so on one snapshot.
-# The total sits on every row, and the LEFT JOIN keeps one row (its contact columns
-# NULL) when the page is empty, so even a page past the end costs one query.
-PLAIN_PAGE_SQL = """
-SELECT {page_columns}, counted.total AS list_total
-FROM ({live_count}) AS counted
-LEFT JOIN (
-  SELECT {columns} FROM {contact}
-  WHERE organization_id = %(org)s AND deleted_at IS NULL AND id >= ({start})
-  ORDER BY id LIMIT %(limit)s
-) AS page ON 1 = 1
-ORDER BY page.id
-"""
-
 # Every row of one organization counted afresh, for contacts loaded in bulk without the
 # services (the benchmark's seed). Not for use while others write its contacts.
 RECOUNT_SQL = """
@@ -149,9 +91,8 @@ WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id,
 def literal_sql(template: str, **values: int) -> str:
     """The template with its tables and integer values in place.
 
-    Integers only, so nothing can be injected; inlined because the statement is embedded
-    in the ORM's own (positional) parameters, and so that PostgreSQL sees the same
-    `id / 1000` in SELECT and GROUP BY.
+    Integers only, so nothing can be injected; inlined so that PostgreSQL sees the same
+    `id / 1000` in SELECT and GROUP BY whatever the parameter binding.
     """
     return template.format(**table_names()) % {name: int(value) for name, value in values.items()}
 
@@ -180,92 +121,6 @@ def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> N
     sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
     with connection.cursor() as cursor:
         cursor.execute(sql, [*total_params, *block_params, delta])
-
-
-def live_contact_count(*, organization_id: int) -> int:
-    """The exact number of the organization's live contacts, without counting them."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            LIVE_COUNT_SQL.format(**table_names()),
-            {"org": organization_id, "total": ContactBlock.TOTAL},
-        )
-        return cursor.fetchone()[0]
-
-
-def page_start_sql() -> str:
-    """The id of the live contact at %(offset)s in %(org)s's list by id, from its blocks;
-    NULL when they cannot tell, MAX_ID past the end. See PAGE_START_SQL."""
-    return PAGE_START_SQL.format(**table_names())
-
-
-def page_start_params(*, organization_id: int, offset: int) -> dict[str, int]:
-    return {
-        "org": organization_id,
-        "offset": offset,
-        "size": ContactBlock.SIZE,
-        "total": ContactBlock.TOTAL,
-        "max_id": MAX_ID,
-    }
-
-
-@functools.cache
-def plain_page_template(*, deep: bool, vendor: str) -> str:
-    """PLAIN_PAGE_SQL filled in; built once per shape. `vendor` keys the cache only."""
-    names = table_names()
-    walk = WALK_START_SQL.format(**names)
-    # A deep page is found from the blocks; where they cannot tell, by the walk.
-    start = f"COALESCE(({page_start_sql()}), ({walk}))" if deep else walk
-    columns = [field.column for field in Contact._meta.concrete_fields]
-    return PLAIN_PAGE_SQL.format(
-        page_columns=", ".join(f"page.{connection.ops.quote_name(c)}" for c in columns),
-        columns=", ".join(connection.ops.quote_name(c) for c in columns),
-        live_count=LIVE_COUNT_SQL.format(**names),
-        start=start,
-        **names,
-    )
-
-
-@functools.cache
-def contact_converters(alias: str) -> tuple[list[str], list[tuple[int, Any]]]:
-    """A contact's attribute names in column order, and the converters the ORM applies
-    to their values on the database `alias` (on PostgreSQL, the address's JSON alone).
-    Found once: they depend on the field and the database engine, not on the thread's
-    connection."""
-    fields = Contact._meta.concrete_fields
-    converters = [
-        (index, converter)
-        for index, field in enumerate(fields)
-        for converter in (
-            connections[alias].ops.get_db_converters(field.get_col(Contact._meta.db_table))
-            + field.get_db_converters(connections[alias])
-        )
-    ]
-    return [field.attname for field in fields], converters
-
-
-def plain_page(*, organization_id: int, offset: int, limit: int) -> tuple[list[Contact], int]:
-    """The organization's live contacts from `offset` on, at most `limit` of them by id,
-    and its exact number of live contacts, in one query.
-
-    A page deeper than one block skips the index entries before it through the blocks
-    (PAGE_START_SQL); a shallower one skips fewer entries than a block holds anyway.
-    The rows become contacts here, with the converters the ORM would apply: a third of
-    the cost of a RawQuerySet, which maps its columns anew for every query.
-    """
-    sql = plain_page_template(deep=offset >= ContactBlock.SIZE, vendor=connection.vendor)
-    params = {**page_start_params(organization_id=organization_id, offset=offset), "limit": limit}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    names, converters = contact_converters(connection.alias)
-    contacts = []
-    for *values, _ in rows:
-        if values[0] is None:  # the empty page's one row, for the total
-            continue
-        for index, converter in converters:
-            values[index] = converter(values[index], None, connection)
-        contacts.append(Contact.from_db(connection.alias, names, values))
-    return contacts, rows[0][-1]
 
 
 def recount_contact_blocks(*, organization_id: int) -> None:

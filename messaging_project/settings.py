@@ -207,7 +207,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["messaging_project.api.throttling.OrganizationRateThrottle"],
     "DEFAULT_PAGINATION_CLASS": "messaging_project.api.pagination.LaravelPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["messaging_project.api.filters.FilterBackend"],
     "DEFAULT_PARSER_CLASSES": ["messaging_project.api.parsers.JSONObjectParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "messaging_project.api.exceptions.api_exception_handler",

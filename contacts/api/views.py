@@ -1,5 +1,6 @@
 from contacts import services
 from contacts.api.filters import ContactFilter, ContactGroupFilter
+from contacts.api.pagination import ContactPagination
 from contacts.api.serializers import (
     ContactGroupInputSerializer,
     ContactInputSerializer,
@@ -14,38 +15,9 @@ from messaging_project.api.viewsets import OrganizationViewSet, write_result
 class ContactViewSet(OrganizationViewSet):
     queryset = Contact.objects.live()
     filterset_class = ContactFilter
+    pagination_class = ContactPagination
     input_serializer_class = ContactInputSerializer
     represent = staticmethod(contact_data)
-
-    def unfiltered(self) -> bool:
-        """No filter or ordering parameter: all live contacts, by id."""
-        return not any(name in self.request.query_params for name in ContactFilter.base_filters)
-
-    def list(self, request, *args, **kwargs):
-        if not self.unfiltered():
-            return super().list(request, *args, **kwargs)
-        # The plain list, the one every client pages through: its page and exact total
-        # in one statement (services.plain_page), with no queryset or filter set to build.
-        organization_id = self.organization.pk
-        page = self.paginator.paginate_plain(
-            lambda offset, limit: services.plain_page(
-                organization_id=organization_id, offset=offset, limit=limit
-            ),
-            request,
-        )
-        return self.paginator.get_paginated_response([contact_data(row) for row in page])
-
-    def count_total(self, queryset) -> int:
-        """The list's `meta.total`: the organization's live-contact counter unless a
-        filter narrows the list, which is then counted as usual."""
-        filtered = any(
-            self.request.query_params.get(name, "").strip()
-            for name in ContactFilter.base_filters
-            if name != "ordering"
-        )
-        if filtered:
-            return queryset.count()
-        return services.live_contact_count(organization_id=self.organization.pk)
 
     @idempotent
     def create(self, request):

@@ -1,6 +1,6 @@
 """Laravel's length-aware page shape: `data`, `links` and `meta`, as in api.md."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Subquery
@@ -89,8 +89,7 @@ class LaravelPagination(BasePagination):
 
     def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
         offset = self.read_page(request)
-        self.view = view
-        items = page_rows(queryset, offset, self.per_page)
+        items = self.rows(queryset, offset, self.per_page)
         # A partly filled page tells the total by itself; only a full or empty one needs a count.
         if items and len(items) < self.per_page:
             self.total = offset + len(items)
@@ -100,17 +99,13 @@ class LaravelPagination(BasePagination):
             self.total = self.count(queryset)
         return items
 
-    def paginate_plain(self, fetch: Callable[[int, int], tuple[list[Any], int]], request):
-        """A page from `fetch(offset, limit)`, which returns the page's rows and the exact
-        total at once (see ContactViewSet.list)."""
-        offset = self.read_page(request)
-        items, self.total = fetch(offset, self.per_page)
-        return items
+    def rows(self, queryset, offset: int, limit: int) -> list[Any]:
+        """The page's rows; a subclass may know a faster way to them."""
+        return page_rows(queryset, offset, limit)
 
     def count(self, queryset) -> int:
-        """The view's own exact total when it has a cheaper one (see ContactViewSet)."""
-        count_total = getattr(self.view, "count_total", None)
-        return count_total(queryset) if count_total else queryset.count()
+        """The list's exact total; a subclass may know it without counting."""
+        return queryset.count()
 
     def page_url(self, page: int | None) -> str | None:
         if page is None:

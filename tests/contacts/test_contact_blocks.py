@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.http import Http404
 
-from contacts import services
+from contacts import selectors, services
 from contacts.models import Contact, ContactBlock
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
 from tests.factories import ContactFactory, OrganizationFactory
@@ -35,13 +35,15 @@ def live_ids(organization) -> list[int]:
 
 
 def start_at(organization, offset: int) -> int | None:
-    """What the blocks say is the id of the live contact at `offset`."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            services.page_start_sql(),
-            services.page_start_params(organization_id=organization.pk, offset=offset),
-        )
-        return cursor.fetchone()[0]
+    """The id of the live contact at `offset` as the blocks find it, None past the end.
+    Fails when the blocks cannot tell, which would leave the walk to skip `offset`."""
+    start = selectors.page_start(organization_id=organization.pk, offset=offset)
+    if start is None:
+        return None
+    assert start.skip < ContactBlock.SIZE, f"offset {offset}: the blocks could not tell"
+    contacts = selectors.live_contacts(organization_id=organization.pk)
+    found = contacts.filter(id__gte=start.low_id).values_list("pk", flat=True)
+    return next(iter(found[start.skip : start.skip + 1]), None)
 
 
 def stored_rows(organization) -> dict[int, int]:
@@ -65,7 +67,7 @@ def assert_exact(organization) -> None:
     assert stored_rows(organization) == counted_rows(organization)
     ids = live_ids(organization)
     for offset in range(len(ids) + 2):
-        expected = ids[offset] if offset < len(ids) else services.MAX_ID
+        expected = ids[offset] if offset < len(ids) else None
         assert start_at(organization, offset) == expected, offset
 
 
@@ -134,25 +136,33 @@ def test_blocks_emptied_and_refilled(small_blocks, org_a):
 
 
 def test_contacts_written_by_hand_fall_back_to_the_index_walk(small_blocks, api, org_a):
+    walk = selectors.PageStart(low_id=0, skip=6)  # from the first contact
     ContactFactory.create_batch(12, organization=org_a)  # not through the services
-    assert start_at(org_a, 6) is None  # no rows: the blocks cannot tell
+    assert selectors.page_start(organization_id=org_a.pk, offset=6) == walk  # no rows
     create(org_a, 1)  # starts the total and one block, not the others
-    assert start_at(org_a, 6) is None  # the blocks do not add up to the total
+    # The blocks do not add up to the total.
+    assert selectors.page_start(organization_id=org_a.pk, offset=6) == walk
     for page in range(1, 5):
         assert [row["id"] for row in listed(api, page, 3)["data"]] == expected_page(org_a, page, 3)
     services.recount_contact_blocks(organization_id=org_a.pk)
     assert_exact(org_a)
 
 
-def test_a_deep_page_costs_the_queries_of_page_1(
+def test_a_deep_page_costs_one_query_more_than_page_1(
     small_blocks, api, org_a, django_assert_num_queries
 ):
     for n in range(40):
         create(org_a, n)
-    for page in (1, 3, 9):  # 9: past the end
-        with django_assert_num_queries(2):  # token; the page and its total
+    with django_assert_num_queries(2):  # token; the page and its total
+        body = listed(api, 1, 10)
+    assert [row["id"] for row in body["data"]] == expected_page(org_a, 1, 10)
+    for page in (3, 9):  # 9: past the end
+        # Token; where the page starts, from the blocks; the page and its total (past
+        # the end, the total alone).
+        with django_assert_num_queries(3):
             body = listed(api, page, 10)
         assert [row["id"] for row in body["data"]] == expected_page(org_a, page, 10)
+        assert body["meta"]["total"] == 40
 
 
 def test_filtered_and_reordered_lists_keep_their_own_order(small_blocks, api, org_a):
@@ -188,7 +198,7 @@ def test_the_migration_and_the_seed_count_blocks_as_the_services_do(org_a, org_b
         assert stored_rows(organization) == migrated[organization] == counted_rows(organization)
     ids = live_ids(org_a)
     for offset in (0, 999, 1000, 1001, 1499, 1500, len(ids) - 1, len(ids)):
-        expected = ids[offset] if offset < len(ids) else services.MAX_ID
+        expected = ids[offset] if offset < len(ids) else None
         assert start_at(org_a, offset) == expected
 
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, connections
 from django.http import Http404
 
-from contacts import services
+from contacts import selectors, services
 from contacts.models import Contact, ContactBlock
 from tests.factories import ContactFactory, OrganizationFactory
 
@@ -27,7 +27,7 @@ def live(organization) -> int:
 
 
 def counted(organization) -> int:
-    return services.live_contact_count(organization_id=organization.pk)
+    return selectors.live_contact_count(organization_id=organization.pk)
 
 
 def total_row(organization) -> int:

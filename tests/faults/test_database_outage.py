@@ -60,7 +60,7 @@ def test_a_connectivity_error_is_a_503_with_retry_after(api, monkeypatch):
     def locked(*args, **kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr("contacts.services.plain_page", locked)
+    monkeypatch.setattr("contacts.selectors.contact_page", locked)
 
     response = api.get("/api/contacts")
 
@@ -74,7 +74,7 @@ def test_other_database_errors_stay_500s(api, monkeypatch):
     def broken(*args, **kwargs):
         raise ProgrammingError("relation does not exist")
 
-    monkeypatch.setattr("contacts.services.plain_page", broken)
+    monkeypatch.setattr("contacts.selectors.contact_page", broken)
 
     response = api.get("/api/contacts")
 
