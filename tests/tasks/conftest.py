@@ -1,0 +1,21 @@
+"""Fixtures for the background work: the runs table of tests/tasks/jobs.py, and an
+organization on the fake Cloud API that receives signed webhooks."""
+
+import pytest
+
+from tests.inbound.conftest import APP_SECRET
+from tests.tasks import jobs
+
+
+@pytest.fixture
+def runs_table(db):
+    jobs.create_runs_table()
+    yield
+    jobs.drop_runs_table()
+
+
+@pytest.fixture
+def cloud_webhook_org(cloud_org):
+    cloud_org.app_secret = APP_SECRET
+    cloud_org.save(update_fields=["app_secret"])
+    return cloud_org
