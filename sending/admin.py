@@ -1,7 +1,8 @@
-"""Chats and message templates in the staff admin.
+"""Chats, auto-replies and message templates in the staff admin.
 
-Both are written by the channel, not by people: chats by sends and webhooks,
-templates by the sync from WhatsApp. So both are read-only here; templates have a
+All are written by the channel, not by people: chats by sends and webhooks,
+auto-replies by the webhook and their task, templates by the sync from WhatsApp. So
+all are read-only here; templates have a
 "Sync from WhatsApp" button (and superusers an action on organizations).
 """
 
@@ -16,7 +17,7 @@ from django.utils.html import format_html
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import Chat, MessageTemplate
+from sending.models import AutoReply, Chat, MessageTemplate
 
 
 def pretty_json(value) -> str:
@@ -64,6 +65,34 @@ class ChatAdmin(ReadOnlyAdmin):
     @admin.display(description="channel error")
     def error(self, chat):
         return pretty_json(chat.error_details)
+
+
+@admin.register(AutoReply)
+class AutoReplyAdmin(ReadOnlyAdmin):
+    """What became of each canned reply owed to an inbound message. `unknown`: its send
+    was under way when its worker died, so it may or may not have reached the customer."""
+
+    list_display = ["created_at", "contact", "state", "attempts", "last_error"]
+    list_filter = ["state"]
+    list_select_related = ["inbound__contact"]
+    ordering = ["-id"]
+    fields = [
+        "organization",
+        "inbound",
+        "canned_reply",
+        "message",
+        "state",
+        "attempts",
+        "reply",
+        "last_error",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="contact")
+    def contact(self, auto_reply):
+        return auto_reply.inbound.contact
 
 
 def sync_organization(request, organization) -> tuple[str, int]:

@@ -155,8 +155,9 @@ class Listener:
         self.alias = alias
         self.connection = None
 
-    def wait(self, timeout: float) -> None:
-        """Return when a task was enqueued, or after `timeout` seconds."""
+    def wait(self, timeout: float) -> bool:
+        """Whether a task was enqueued within `timeout` seconds."""
+        notified = False
         try:
             if self.connection is None:
                 wrapper = connections[self.alias]
@@ -164,7 +165,7 @@ class Listener:
                 self.connection.autocommit = True
                 self.connection.execute(f"LISTEN {CHANNEL}")
             for _ in self.connection.notifies(timeout=timeout, stop_after=1):
-                pass
+                notified = True
             # Enqueues that came together wake the workers once.
             for _ in self.connection.notifies(timeout=0):
                 pass
@@ -172,6 +173,7 @@ class Listener:
             logger.warning("Lost the task notifications; polling meanwhile", exc_info=True)
             self.close()
             time.sleep(timeout)
+        return notified
 
     def close(self) -> None:
         if self.connection is not None:
@@ -338,7 +340,7 @@ class Worker:
             for n in range(self.threads)
         ]
         listener = Listener(self.alias) if connections[self.alias].vendor == "postgresql" else None
-        next_round = 0.0
+        next_round = next_poll = 0.0
         for thread in threads:
             thread.start()
         try:
@@ -346,16 +348,21 @@ class Worker:
                 if time.monotonic() >= next_round:
                     self.look_after()
                     next_round = time.monotonic() + self.heartbeat_every
-                wait = min(self.interval, max(0.0, next_round - time.monotonic()))
+                # In slices of a second at most, so that a stop is seen.
+                wait = max(0.0, min(next_round, next_poll, time.monotonic() + 1) - time.monotonic())
                 if listener is not None:
-                    listener.wait(wait)
-                else:
+                    notified = listener.wait(wait)
+                else:  # SQLite: no notifications, only the poll
                     self.stopping.wait(wait)
-                if not self.stopping.is_set():
+                    notified = False
+                if self.stopping.is_set():
+                    break
+                if notified or time.monotonic() >= next_poll:
                     try:
                         self.wake_runners()
                     except LOST_DATABASE:
                         self.drop_connection()
+                    next_poll = time.monotonic() + self.interval
         finally:
             self.stop()
             for thread in threads:

@@ -3,6 +3,13 @@ organization on the fake Cloud API that receives signed webhooks."""
 
 import pytest
 
+from tests.admin.conftest import (  # noqa: F401 - the admin's fixtures, for test_visibility
+    admin_a,
+    admin_super,
+    fast_passwords,
+    staff_a,
+    superuser,
+)
 from tests.inbound.conftest import APP_SECRET
 from tests.tasks import jobs
 
