@@ -249,11 +249,12 @@ API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0)
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
 
-# Background work (docs/operations.md): tasks are rows in this database, written in the
-# same transaction as the data that caused them; `manage.py db_worker` runs them.
+# Background work (docs/operations.md): tasks are rows in this database, written on the
+# caller's connection, so inside a transaction they commit (or roll back) with the data
+# that caused them; `manage.py db_worker` runs them.
 TASKS = {
     "default": {
-        "BACKEND": "messaging_project.api.task_backend.DatabaseBackend",
+        "BACKEND": "django_tasks_db.DatabaseBackend",
         "QUEUES": ["default"],
     }
 }

@@ -8,9 +8,10 @@ running them in production takes:
 - **Claiming.** A thread takes the next ready task with `SELECT ... FOR UPDATE SKIP
   LOCKED` and marks it RUNNING in the same transaction (django_tasks_db's claim), so
   however many workers run, on however many machines, each task is taken once.
-- **Waking.** On PostgreSQL an enqueue NOTIFYs at its commit (task_backend.py) and an
-  idle worker starts the task at once; otherwise, and for tasks deferred with
-  `run_after`, it looks every `--interval` seconds.
+- **Waking.** On PostgreSQL a trigger NOTIFYs when tasks are inserted (the base's
+  migration 0002), delivered when the inserting transaction commits, and an idle worker
+  starts the task at once; otherwise, and for tasks deferred with `run_after`, it looks
+  every `--interval` seconds.
 - **Heartbeats and recovery.** Each process writes its WorkerHeartbeat every few
   seconds. A task left RUNNING by a worker not heard from for TASK_WORKER_TIMEOUT
   seconds (killed, out of memory, its machine gone) is made READY again and another
@@ -48,9 +49,11 @@ from django_tasks_db.utils import exclusive_transaction, is_locked_database_exce
 
 from messaging_project.api.models import WorkerHeartbeat
 from messaging_project.api.schedule import Scheduler
-from messaging_project.api.task_backend import CHANNEL
 
 logger = logging.getLogger(__name__)
+
+# The channel the trigger of migration base.0002 notifies when tasks are inserted.
+CHANNEL = "messaging_tasks"
 
 # The database went away or could not be reached: wait and try again.
 LOST_DATABASE = (OperationalError, InterfaceError)
@@ -77,7 +80,9 @@ def ready_tasks(backend_name: str = "default", queue_names=("default",), exclude
 
 def claim_next(tasks, worker_id: str) -> DBTaskResult | None:
     """The next ready task, marked RUNNING under `worker_id`; None when there is none."""
-    try:
+    if connections[tasks.db].vendor == "postgresql":
+        return claim_in_one_statement(tasks, worker_id)
+    try:  # django_tasks_db's claim: lock, then mark, in one transaction
         with exclusive_transaction(tasks.db):
             task_result = tasks.get_locked()
             if task_result is not None:
@@ -87,6 +92,22 @@ def claim_next(tasks, worker_id: str) -> DBTaskResult | None:
         if is_locked_database_exception(error):  # SQLite: another writer; look again later
             return None
         raise
+
+
+def claim_in_one_statement(tasks, worker_id: str) -> DBTaskResult | None:
+    """django_tasks_db's claim (the first ready task in its order, locked with SKIP LOCKED,
+    marked RUNNING with the worker appended to worker_ids) as one UPDATE ... RETURNING:
+    one round trip instead of four, for every task and every look at an empty queue."""
+    table = connections[tasks.db].ops.quote_name(DBTaskResult._meta.db_table)
+    first = tasks.order_by(*DBTaskResult._meta.ordering).values("pk")[:1]
+    select, params = first.query.get_compiler(using=tasks.db).as_sql()
+    claimed = DBTaskResult.objects.using(tasks.db).raw(
+        f"UPDATE {table} SET status = %s, started_at = %s, "
+        f"worker_ids = worker_ids || jsonb_build_array(%s::text) "
+        f"WHERE id = ({select} FOR UPDATE SKIP LOCKED) RETURNING *",
+        [TaskResultStatus.RUNNING, timezone.now(), worker_id, *params],
+    )
+    return next(iter(claimed), None)
 
 
 def beat(worker_id: str, threads: int) -> None:

@@ -1,9 +1,37 @@
-"""The worker's heartbeats and the scheduler's periods; and two indexes on
-django_tasks_db's table, which it does not have: the running tasks by start (the
-recovery of dead workers' tasks looks every few seconds) and the finished ones by end
-(the hourly prune). Plain SQL that PostgreSQL and SQLite both understand."""
+"""The worker's heartbeats and the scheduler's periods; and on django_tasks_db's table:
+
+- two indexes it does not have: the running tasks by start (the recovery of dead
+  workers' tasks looks every few seconds) and the finished ones by end (the hourly
+  prune), in plain SQL that PostgreSQL and SQLite both understand;
+- on PostgreSQL, a trigger that NOTIFYs the workers when tasks are inserted. PostgreSQL
+  delivers a notification when the inserting transaction commits, never for a rollback,
+  so an idle worker starts a task as soon as it can see it (messaging_project/api/worker.py).
+"""
 
 from django.db import migrations, models
+
+NOTIFY = """
+CREATE FUNCTION base_notify_task_workers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('messaging_tasks', '');
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER base_task_enqueued AFTER INSERT ON django_tasks_database_dbtaskresult
+    FOR EACH STATEMENT EXECUTE FUNCTION base_notify_task_workers();
+"""
+NO_NOTIFY = """
+DROP TRIGGER base_task_enqueued ON django_tasks_database_dbtaskresult;
+DROP FUNCTION base_notify_task_workers();
+"""
+
+
+def on_postgresql(sql):
+    def run(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(sql)
+
+    return run
 
 
 class Migration(migrations.Migration):
@@ -48,4 +76,5 @@ class Migration(migrations.Migration):
             "(finished_at) WHERE finished_at IS NOT NULL",
             "DROP INDEX base_finished_tasks",
         ),
+        migrations.RunPython(on_postgresql(NOTIFY), on_postgresql(NO_NOTIFY)),
     ]

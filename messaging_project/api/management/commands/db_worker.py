@@ -40,6 +40,12 @@ class Command(db_worker.Command):
         )
         parser.set_defaults(worker_id=worker_id())
 
+    def configure_logging(self, verbosity: int) -> None:
+        """LOG_LEVEL decides, as for the web process (django_tasks_db's command would
+        log two lines per task whatever it says); -v 0 and -v 2 still quieten and widen."""
+        if verbosity != 1:
+            super().configure_logging(verbosity)
+
     def handle(self, *, verbosity, threads, reload, batch, **options) -> None:
         self.configure_logging(verbosity)
         if threads < 1:
