@@ -60,8 +60,8 @@ LOST_DATABASE = (OperationalError, InterfaceError)
 # How long an idle thread sleeps when nothing wakes it (the supervisor wakes it sooner).
 IDLE_WAIT = 5.0
 ABANDONED = (
-    "{runs} workers stopped while running this task (killed, or their machine went "
-    "away); it is not run again."
+    "{runs} runs of this task ended without a record of how (their worker was killed, "
+    "or lost its machine or its database); it is not run again."
 )
 
 
@@ -123,16 +123,38 @@ def beat(worker_id: str, threads: int) -> None:
         )
 
 
+def requeue(task: DBTaskResult, why: str) -> int:
+    """Put a task whose run ended without a record back in the queue, or mark it FAILED
+    once it has been taken TASK_MAX_ATTEMPTS times. Conditional on the task still being
+    in that run, so concurrent callers change it once; 1 if this call changed it."""
+    same_run = DBTaskResult.objects.filter(
+        pk=task.pk, status=TaskResultStatus.RUNNING, started_at=task.started_at
+    )
+    runs = len(task.worker_ids)
+    if runs >= settings.TASK_MAX_ATTEMPTS:
+        changed = same_run.update(
+            status=TaskResultStatus.FAILED,
+            finished_at=timezone.now(),
+            exception_class_path=f"{__name__}.{TaskAbandoned.__qualname__}",
+            traceback=f"{__name__}.TaskAbandoned: {ABANDONED.format(runs=runs)}\n",
+        )
+        if changed:
+            logger.error("Task %s (%s) %s %s times: failed", task.pk, task.task_path, why, runs)
+        return changed
+    changed = same_run.update(status=TaskResultStatus.READY, started_at=None)
+    if changed:
+        logger.warning("Task %s (%s) %s: it runs again", task.pk, task.task_path, why)
+    return changed
+
+
 def recover_abandoned_tasks(timeout: timedelta | None = None) -> int:
     """Make the tasks of dead workers READY again (or FAILED after too many deaths).
 
     A task is abandoned when it has been RUNNING for longer than the timeout and the
-    worker that took it has not been heard from for as long. Each change is conditional
-    on the task still being in the same run, so concurrent recoveries change it once.
+    worker that took it has not been heard from for as long.
     """
     timeout = timeout or timedelta(seconds=settings.TASK_WORKER_TIMEOUT)
-    now = timezone.now()
-    cutoff = now - timeout
+    cutoff = timezone.now() - timeout
     alive = set(
         WorkerHeartbeat.objects.filter(last_seen__gte=cutoff).values_list("worker_id", flat=True)
     )
@@ -141,31 +163,7 @@ def recover_abandoned_tasks(timeout: timedelta | None = None) -> int:
     for task in running.only("id", "task_path", "worker_ids", "started_at"):
         if task.worker_ids and task.worker_ids[-1] in alive:
             continue  # a long task of a live worker
-        same_run = DBTaskResult.objects.filter(
-            pk=task.pk, status=TaskResultStatus.RUNNING, started_at=task.started_at
-        )
-        runs = len(task.worker_ids)
-        if runs >= settings.TASK_MAX_ATTEMPTS:
-            changed = same_run.update(
-                status=TaskResultStatus.FAILED,
-                finished_at=now,
-                exception_class_path=f"{__name__}.{TaskAbandoned.__qualname__}",
-                traceback=f"{__name__}.TaskAbandoned: {ABANDONED.format(runs=runs)}\n",
-            )
-            if changed:
-                logger.error(
-                    "Task %s (%s) abandoned %s times: failed", task.pk, task.task_path, runs
-                )
-        else:
-            changed = same_run.update(status=TaskResultStatus.READY, started_at=None)
-            if changed:
-                logger.warning(
-                    "Task %s (%s) was abandoned by worker %s: it runs again",
-                    task.pk,
-                    task.task_path,
-                    task.worker_ids[-1] if task.worker_ids else "?",
-                )
-        recovered += changed
+        recovered += requeue(task, "was abandoned by a dead worker")
     return recovered
 
 
@@ -333,12 +331,11 @@ class Worker:
             lost = set(self.lost)
         if not lost:
             return
-        DBTaskResult.objects.filter(pk__in=lost, status=TaskResultStatus.RUNNING).update(
-            status=TaskResultStatus.READY, started_at=None
-        )
+        running = DBTaskResult.objects.running().filter(pk__in=lost)
+        for task in running.only("id", "task_path", "worker_ids", "started_at"):
+            requeue(task, "lost its database connection")
         with self.lock:
             self.lost -= lost
-        logger.warning("Released %s task(s) whose end could not be recorded", len(lost))
 
     def look_after(self) -> None:
         """The supervisor's round: heartbeat, lost and abandoned tasks, the schedule."""

@@ -43,3 +43,17 @@ def record_run(key: int) -> int:
 @task()
 def always_fails() -> None:
     raise RuntimeError("This task always fails.")
+
+
+@task()
+def lose_connection_once(key: int) -> int:
+    """Its first run ends its own database connection, as a database restart would."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {RUNS_TABLE} WHERE run_key = %s", [key])
+        first = cursor.fetchone()[0] == 0
+    record_run.call(key)
+    if first:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+    return key
+

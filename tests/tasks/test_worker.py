@@ -103,7 +103,7 @@ def test_a_task_whose_workers_keep_dying_fails_instead_of_running_again(db, sett
     task.refresh_from_db()
     assert task.status == "FAILED"
     assert task.exception_class_path == "messaging_project.api.worker.TaskAbandoned"
-    assert "3 workers stopped while running this task" in task.traceback
+    assert "3 runs of this task ended without a record" in task.traceback
     assert run_ready_tasks() == 0
 
 
@@ -167,3 +167,23 @@ def test_an_idle_worker_is_woken_by_the_commit_of_an_enqueue(runs_table, setting
     worker.stop()
     thread.join(35)
     assert took < 2
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_that_loses_its_database_mid_task_carries_on_and_runs_the_task_again(
+    runs_table, settings
+):
+    settings.TASK_WORKER_TIMEOUT = 2
+    worker = Worker(worker_id="survivor", threads=1, interval=0.1)
+    thread = serve_in_thread(worker)
+    task = jobs.lose_connection_once.enqueue(7)
+
+    wait_until(lambda: DBTaskResult.objects.get(pk=task.id).status == "SUCCESSFUL", seconds=30)
+
+    assert thread.is_alive()  # the worker did not exit
+    worker.stop()
+    thread.join(10)
+    assert [key for key, _, _ in jobs.runs()] == [7, 7]  # the first run, then its rerun
+    assert DBTaskResult.objects.get(pk=task.id).worker_ids == ["survivor", "survivor"]
+
