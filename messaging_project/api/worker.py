@@ -20,7 +20,8 @@ running them in production takes:
   task that kills its worker cannot take every worker down in turn.
 - **The schedule.** Each process enqueues the periodic clean-ups as their period begins
   (schedule.py): no cron.
-- **A lost database** is logged and waited out; the worker does not exit.
+- **A lost database** is logged and waited out; the worker does not exit, and a task
+  whose claim or end it could not record runs again.
 """
 
 import contextlib
@@ -147,11 +148,16 @@ def requeue(task: DBTaskResult, why: str) -> int:
     return changed
 
 
-def recover_abandoned_tasks(timeout: timedelta | None = None) -> int:
-    """Make the tasks of dead workers READY again (or FAILED after too many deaths).
+def recover_abandoned_tasks(
+    timeout: timedelta | None = None, *, worker_id: str = "", running: frozenset = frozenset()
+) -> int:
+    """Make abandoned tasks READY again (or FAILED after too many runs); how many.
 
     A task is abandoned when it has been RUNNING for longer than the timeout and the
-    worker that took it has not been heard from for as long.
+    worker that took it has not been heard from for as long (it died), or when that
+    worker is the caller, `worker_id`, and none of its threads runs it (`running`): its
+    claim committed but the answer was lost, or its end could not be recorded, with
+    the database gone for a moment.
     """
     timeout = timeout or timedelta(seconds=settings.TASK_WORKER_TIMEOUT)
     cutoff = timezone.now() - timeout
@@ -159,11 +165,14 @@ def recover_abandoned_tasks(timeout: timedelta | None = None) -> int:
         WorkerHeartbeat.objects.filter(last_seen__gte=cutoff).values_list("worker_id", flat=True)
     )
     recovered = 0
-    running = DBTaskResult.objects.running().filter(started_at__lt=cutoff)
-    for task in running.only("id", "task_path", "worker_ids", "started_at"):
-        if task.worker_ids and task.worker_ids[-1] in alive:
-            continue  # a long task of a live worker
-        recovered += requeue(task, "was abandoned by a dead worker")
+    stale = DBTaskResult.objects.running().filter(started_at__lt=cutoff)
+    for task in stale.only("id", "task_path", "worker_ids", "started_at"):
+        taken_by = task.worker_ids[-1] if task.worker_ids else ""
+        if taken_by and taken_by == worker_id:
+            if str(task.pk) not in running:
+                recovered += requeue(task, "lost its database connection")
+        elif taken_by not in alive:
+            recovered += requeue(task, "was abandoned by a dead worker")
     return recovered
 
 
@@ -233,9 +242,7 @@ class Worker:
         self.ready_seen = 0  # ready tasks the supervisor counted and no thread took up yet
         self.lock = threading.Lock()
         self.started = 0
-        # Tasks this process took but could not record the end of (the database went
-        # away): released when it is back, so that they run again.
-        self.lost: set[str] = set()
+        self.running: set[str] = set()  # the ids of the tasks this process's threads run
         self.scheduler = Scheduler()
         self.heartbeat_every = max(0.2, settings.TASK_WORKER_TIMEOUT / 4)
 
@@ -272,12 +279,12 @@ class Worker:
             self.started += 1
             if self.max_tasks is not None and self.started >= self.max_tasks:
                 self.stop()
+            self.running.add(str(task_result.pk))
         try:
             (runner or self.runner()).run_task(task_result)
-        except LOST_DATABASE:
+        finally:
             with self.lock:
-                self.lost.add(str(task_result.pk))
-            raise
+                self.running.discard(str(task_result.pk))
         return True
 
     def run_thread(self) -> None:
@@ -325,24 +332,13 @@ class Worker:
         with contextlib.suppress(DatabaseError):
             connections[self.alias].close()
 
-    def release_lost(self) -> None:
-        """Put back the tasks whose end could not be recorded, now the database answers."""
-        with self.lock:
-            lost = set(self.lost)
-        if not lost:
-            return
-        running = DBTaskResult.objects.running().filter(pk__in=lost)
-        for task in running.only("id", "task_path", "worker_ids", "started_at"):
-            requeue(task, "lost its database connection")
-        with self.lock:
-            self.lost -= lost
-
     def look_after(self) -> None:
-        """The supervisor's round: heartbeat, lost and abandoned tasks, the schedule."""
+        """The supervisor's round: heartbeat, abandoned tasks, the schedule."""
         try:
             beat(self.worker_id, self.threads)
-            self.release_lost()
-            recover_abandoned_tasks()
+            with self.lock:
+                running = frozenset(self.running)
+            recover_abandoned_tasks(worker_id=self.worker_id, running=running)
             self.scheduler.enqueue_due()
         except LOST_DATABASE:
             logger.exception("The task database is unreachable; trying again")
