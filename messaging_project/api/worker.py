@@ -58,7 +58,8 @@ CHANNEL = "messaging_tasks"
 
 # The database went away or could not be reached: wait and try again.
 LOST_DATABASE = (OperationalError, InterfaceError)
-# How long an idle thread sleeps when nothing wakes it (the supervisor wakes it sooner).
+# How long an idle thread sleeps when nothing wakes it (the supervisor wakes it sooner);
+# a thread idle that long closes its database connection.
 IDLE_WAIT = 5.0
 ABANDONED = (
     "{runs} runs of this task ended without a record of how (their worker was killed, "
@@ -307,17 +308,23 @@ class Worker:
                     continue
                 if self.batch:
                     return
-                self.wait_for_work()
+                if not self.wait_for_work():
+                    # Idle: give the connection back, so an idle worker holds two (its
+                    # round's and the listener's) rather than one per thread.
+                    connections.close_all()
         finally:
             connections.close_all()
 
-    def wait_for_work(self) -> None:
-        """Sleep until the supervisor sees a ready task (or IDLE_WAIT seconds pass)."""
+    def wait_for_work(self) -> bool:
+        """Sleep until the supervisor sees a ready task; False if IDLE_WAIT seconds passed
+        without one."""
         with self.wake:
             if not self.ready_seen and not self.stopping.is_set():
                 self.wake.wait_for(lambda: self.ready_seen or self.stopping.is_set(), IDLE_WAIT)
             if self.ready_seen:
                 self.ready_seen -= 1
+                return True
+            return False
 
     def wake_runners(self) -> None:
         """Wake as many waiting threads as there are ready tasks (one query). Counted, so
