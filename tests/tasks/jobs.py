@@ -56,4 +56,3 @@ def lose_connection_once(key: int) -> int:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
     return key
-

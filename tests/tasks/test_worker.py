@@ -186,4 +186,3 @@ def test_a_worker_that_loses_its_database_mid_task_carries_on_and_runs_the_task_
     thread.join(10)
     assert [key for key, _, _ in jobs.runs()] == [7, 7]  # the first run, then its rerun
     assert DBTaskResult.objects.get(pk=task.id).worker_ids == ["survivor", "survivor"]
-
