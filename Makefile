@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 # Threads overlap the waits on WhatsApp's API. 32 per worker measured best on 2 cores
-# (docs/performance.md); 2 x 32 database connections fit PostgreSQL's default 100.
+# (docs/performance.md); 2 x 32 database connections, and the task worker's
+# TASK_WORKER_THREADS (16) and 2 more, fit PostgreSQL's default 100.
 # --reuse-port gives each worker its own listening socket and lets the kernel spread
 # connections over them; with one shared socket, a burst of keep-alive connections
 # could all land on one worker and halve the throughput (docs/performance.md).
@@ -23,13 +24,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check ".[test]"
 	touch $(STAMP)
 
+# The Procfile's two processes, the web server (gunicorn) and the task worker, under
+# honcho: their output interleaved, and Ctrl-C (or either one stopping) stops both.
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	$(BIN)/python manage.py getting_started --port $(PORT)
-	$(BIN)/gunicorn messaging_project.wsgi --bind 127.0.0.1:$(PORT) --no-control-socket \
-		--worker-class gthread --workers $(WORKERS) --threads $(THREADS) --reuse-port \
-		--access-logfile - --graceful-timeout 10
+	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) \
+		$(BIN)/honcho start
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

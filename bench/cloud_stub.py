@@ -1,14 +1,17 @@
 """A stand-in for the WhatsApp Cloud API that answers every send after a fixed delay.
 
-`python -m bench.cloud_stub PORT [DELAY_SECONDS]`. asyncio, so hundreds of sends can
-wait at once without a thread each; keep-alive like Graph. It answers
-`POST /<version>/<phone_number_id>/messages` with the Cloud API's success body.
+`python -m bench.cloud_stub PORT [DELAY_SECONDS [ARRIVALS_FILE]]`. asyncio, so hundreds
+of sends can wait at once without a thread each; keep-alive like Graph. It answers
+`POST /<version>/<phone_number_id>/messages` with the Cloud API's success body. With
+ARRIVALS_FILE, it appends a line `<to>\t<unix time>` as each send arrives, before the
+delay: the auto-reply scenario's clock (bench/autoreply.py).
 """
 
 import asyncio
 import itertools
 import json
 import sys
+import time
 import uuid
 
 ids = itertools.count(1)
@@ -17,7 +20,9 @@ ids = itertools.count(1)
 RUN = uuid.uuid4().hex[:8]
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float):
+async def handle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, arrivals=None
+):
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -32,6 +37,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, del
                 to = json.loads(body).get("to", "")
             except ValueError:
                 to = ""
+            if arrivals is not None:
+                arrivals.write(f"{to}\t{time.time():.6f}\n")
             await asyncio.sleep(delay)
             answer = json.dumps(
                 {
@@ -52,13 +59,21 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, del
         writer.close()
 
 
-async def main(port: int, delay: float) -> None:
+async def main(port: int, delay: float, arrivals_path: str | None = None) -> None:
+    # Line-buffered: the scenario reads the file while the stand-in runs.
+    arrivals = open(arrivals_path, "a", buffering=1) if arrivals_path else None  # noqa: SIM115
     server = await asyncio.start_server(
-        lambda r, w: handle(r, w, delay), "127.0.0.1", port, backlog=1024
+        lambda r, w: handle(r, w, delay, arrivals), "127.0.0.1", port, backlog=1024
     )
     async with server:
         await server.serve_forever()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 0.2))
+    asyncio.run(
+        main(
+            int(sys.argv[1]),
+            float(sys.argv[2]) if len(sys.argv) > 2 else 0.2,
+            sys.argv[3] if len(sys.argv) > 3 else None,
+        )
+    )

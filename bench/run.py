@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))  # `python bench/run.py` as well as `python -m ben
 import psycopg  # noqa: E402
 import requests  # noqa: E402
 
+from bench import autoreply  # noqa: E402
 from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 
 PYTHON = sys.executable
@@ -48,6 +49,7 @@ ADMIN_URL = os.environ.get("BENCH_ADMIN_URL", "postgresql://postgres@127.0.0.1:5
 REDIS_PORT = 6379
 BURST_CLIENTS, BURST_REQUESTS_EACH, BURST_LIMIT = 8, 25, 60
 SEND_RATE = 80  # WhatsApp's default throughput per number, messages a second
+AUTOREPLY_RATES = (20, 50)  # inbound messages a second, each owed an auto-reply
 
 FULL = {
     "contacts": [10_000, 100_000, 1_000_000],
@@ -538,6 +540,20 @@ def scenarios(config: dict, seeded: dict) -> list[dict]:
             "connections": 64,
         },
         {
+            # Each delivery one new message that matches a canned reply: the webhook also
+            # writes the reply it is owed and its task; the worker sends them meanwhile.
+            "name": "webhook_messages",
+            "label": "7. POST webhook, 1 inbound message owed an auto-reply (8 connections)",
+            # Last: the replies it leaves queued would otherwise load the others' runs.
+            "last": True,
+            "method": "POST",
+            "path": f"/webhooks/whatsapp/{orgs['cloud_api']['uuid']}",
+            "signed": autoreply.signed_messages(
+                int(config["duration"] + config["warmup"]) * 400, 447_600_000_000
+            ),
+            "connections": 8,
+        },
+        {
             "name": "webhook",
             "label": "7. POST webhook, 100 status updates (8 connections)",
             "method": "POST",
@@ -596,8 +612,10 @@ def main() -> None:
         log(f"seeded {sum(config['contacts']):,} contacts in {time.time() - t:.0f} s")
 
         stub_port = free_port()
+        arrivals = scratch / "arrivals.tsv"
+        arrivals.touch()
         stub = subprocess.Popen(
-            [PYTHON, "-m", "bench.cloud_stub", str(stub_port), "0.2"],
+            [PYTHON, "-m", "bench.cloud_stub", str(stub_port), "0.2", str(arrivals)],
             cwd=ROOT,
             start_new_session=True,
         )
@@ -613,8 +631,31 @@ def main() -> None:
             for scenario in scenarios(config, seeded)
             if not only or scenario["name"] in only or scenario["name"] == "noop"
         ]
-        results = measure(base, chosen, config, args.connections, scratch)
+        first = [scenario for scenario in chosen if not scenario.get("last")]
+        last = [scenario for scenario in chosen if scenario.get("last")]
+        results = measure(base, first, config, args.connections, scratch)
+        results += measure(base, last, config, args.connections, scratch)
         add_ratios(results)
+        # Inbound message to auto-reply, paced (the old thread pool's figures are in
+        # docs/performance.md; bench/autoreply.py measures any checkout), once the
+        # replies queued by the scenario before have been sent.
+        replies = []
+        if not only or "autoreply" in only:
+            drain_started = time.time()
+            while autoreply.queue_depth(db_url) and time.time() - drain_started < 120:
+                time.sleep(0.5)
+            for rate in AUTOREPLY_RATES:
+                replies.append(
+                    autoreply.run(
+                        base,
+                        seeded["organizations"]["cloud_api"]["uuid"],
+                        rate=rate,
+                        seconds=config["duration"],
+                        arrivals_path=arrivals,
+                        database_url=db_url,
+                    )
+                )
+                log_autoreply(replies[-1])
 
         # Deep page against page 1 of the same organization, one client at a time, so the
         # latency is the request's own and not the queue in front of it.
@@ -678,7 +719,8 @@ def main() -> None:
             "worker_peak_rss_mib": memory,
             "rate_limit_burst": burst_result,
             "matching": matching,
-            "targets": targets(results, single, burst_result, matching),
+            "autoreply": replies,
+            "targets": targets(results, single, burst_result, matching, replies),
             "run_seconds": round(time.time() - started),
         }
         write(report, chart=not args.no_chart)
@@ -793,7 +835,17 @@ def make_default(name: str) -> int:
     return 0
 
 
-def targets(results: list[dict], single: dict, burst_result: dict, matching: dict) -> dict:
+def log_autoreply(row: dict) -> None:
+    log(
+        f"{row['label']}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, "
+        f"{row['replied']} of {row['messages']} replied, webhook p99 {row['webhook_p99_ms']} "
+        f"ms, queue {row['queue_depth_after']} after {row['queue_drained_after_s']} s"
+    )
+
+
+def targets(
+    results: list[dict], single: dict, burst_result: dict, matching: dict, replies: list[dict]
+) -> dict:
     """The issue's targets, each with the measured value and whether it holds."""
     by = {row["name"]: row for row in results}
     out = {}
@@ -824,6 +876,16 @@ def targets(results: list[dict], single: dict, burst_result: dict, matching: dic
         )
         target(f"send via 200 ms Cloud API sustains {SEND_RATE} msg/s", row["sent_rps"], sustained)
         target("send via 200 ms Cloud API p99 < 600 ms", row["p99_ms"], row["p99_ms"] < 600)
+    for row in replies:
+        if row["offered_rps"] == max(AUTOREPLY_RATES):
+            target(
+                f"auto-reply p99 < 500 ms at {row['offered_rps']:g} msg/s, none lost",
+                row["p99_ms"],
+                row["p99_ms"] < 500 and row["lost"] == 0,
+            )
+    if replies:
+        depth = replies[-1]["queue_depth_after"]
+        target("task queue back to 0 after the auto-replies", depth, depth == 0)
     target(
         "rate limit lets exactly 60 through",
         burst_result["let_through"],
@@ -875,6 +937,12 @@ def print_table(report: dict) -> None:
                 f"{row['label']}: {row['sent_rps']}/s sent of {row['offered_rps']}/s offered, "
                 f"{row['late']} late, {row['socket_errors']} socket errors"
             )
+    for row in report.get("autoreply", []):
+        print(
+            f"{row['label']}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, "
+            f"{row['lost']} lost, queue {row['queue_depth_after']} after "
+            f"{row['queue_drained_after_s']} s"
+        )
     single = report["single_client"]
     print(
         f"\none client: page 1 p50 {single['page_1']['p50_ms']} ms, deep page p50 "

@@ -18,6 +18,8 @@ django.setup()
 from django.db import connection, transaction  # noqa: E402
 
 from accounts import services as accounts  # noqa: E402
+from bench.autoreply import TRIGGER as AUTOREPLY_TRIGGER  # noqa: E402
+from canned_replies.services import create_canned_reply  # noqa: E402
 from contacts.services import recount_contact_blocks  # noqa: E402
 from sending.models import Channel  # noqa: E402
 from sending.services import configure_channel  # noqa: E402
@@ -119,9 +121,24 @@ def main() -> None:
         out["organizations"]["writes"] = {"uuid": str(org.uuid), "token": token}
         org, token = organization("Bench cloud api")
         configure_channel(
-            organization=org, phone_number_id=graph_phone_number_id, access_token="bench-token"
+            organization=org,
+            phone_number_id=graph_phone_number_id,
+            access_token="bench-token",
+            app_secret=APP_SECRET,
         )
-        out["organizations"]["cloud_api"] = {"uuid": str(org.uuid), "token": token}
+        # The auto-reply scenarios' inbound messages ("hello there") match this reply.
+        create_canned_reply(
+            organization=org,
+            name="greeting",
+            trigger=AUTOREPLY_TRIGGER,
+            match_criteria="contains",
+            response="Hello from the bench",
+        )
+        out["organizations"]["cloud_api"] = {
+            "uuid": str(org.uuid),
+            "token": token,
+            "app_secret": APP_SECRET,
+        }
         org, token = organization("Bench burst", rate_limit=60)
         out["organizations"]["burst"] = {"uuid": str(org.uuid), "token": token}
     print(json.dumps(out))

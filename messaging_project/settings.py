@@ -112,6 +112,10 @@ INSTALLED_APPS = [
     "contacts",
     "canned_replies",
     "sending",
+    # Background work. After the base, whose `db_worker` command (with heartbeats,
+    # recovery, threads and the clean-up schedule) replaces django_tasks_db's.
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
@@ -244,6 +248,26 @@ API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))
 API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0))
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
+
+# Background work (docs/operations.md): tasks are rows in this database, written on the
+# caller's connection, so inside a transaction they commit (or roll back) with the data
+# that caused them; `manage.py db_worker` runs them.
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default"],
+    }
+}
+# Tasks one worker process runs at once (each thread holds a database connection).
+TASK_WORKER_THREADS = int(env_number("TASK_WORKER_THREADS", 16))
+# A worker not heard from for this many seconds is dead: its running tasks run again.
+TASK_WORKER_TIMEOUT = env_number("TASK_WORKER_TIMEOUT", 60)
+# A task that failed for a reason worth retrying runs at most this many times in all,
+# the first retry after about TASK_RETRY_DELAY seconds, each later one twice as late.
+TASK_MAX_ATTEMPTS = int(env_number("TASK_MAX_ATTEMPTS", 5))
+TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
+# Finished tasks are kept this many days for the admin, then pruned.
+TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 
 LOGGING = {
     "version": 1,

@@ -1,14 +1,15 @@
-"""The WhatsApp channel on the organization's admin page; chats and message templates
-in the staff admin.
+"""The WhatsApp channel on the organization's admin page; chats, auto-replies and
+message templates in the staff admin.
 
 The channel settings are an inline of the organization (superusers only), saved
 through sending.services.configure_channel; their secrets are write-only. Sending
 re-registers accounts' organization admin with the inline, a channel column and
 filter, and the "Sync message templates" action.
 
-Chats and templates are written by the channel, not by people: chats by sends and
-webhooks, templates by the sync from WhatsApp. So both are read-only here; templates
-have a "Sync from WhatsApp" button (and superusers the action on organizations).
+Chats, auto-replies and templates are written by the channel, not by people: chats by
+sends and webhooks, auto-replies by the webhook and their task, templates by the sync
+from WhatsApp. So all are read-only here; templates have a "Sync from WhatsApp" button
+(and superusers the action on organizations).
 """
 
 import json
@@ -26,7 +27,7 @@ from accounts.models import Organization
 from messaging_project.api.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import Channel, ChannelKind, Chat, MessageTemplate
+from sending.models import AutoReply, Channel, ChannelKind, Chat, MessageTemplate
 
 
 def pretty_json(value) -> str:
@@ -74,6 +75,34 @@ class ChatAdmin(ReadOnlyAdmin):
     @admin.display(description="channel error")
     def error(self, chat):
         return pretty_json(chat.error_details)
+
+
+@admin.register(AutoReply)
+class AutoReplyAdmin(ReadOnlyAdmin):
+    """What became of each canned reply owed to an inbound message. `unknown`: its send
+    was under way when its worker died, so it may or may not have reached the customer."""
+
+    list_display = ["created_at", "contact", "state", "attempts", "last_error"]
+    list_filter = ["state"]
+    list_select_related = ["inbound__contact"]
+    ordering = ["-id"]
+    fields = [
+        "organization",
+        "inbound",
+        "canned_reply",
+        "message",
+        "state",
+        "attempts",
+        "reply",
+        "last_error",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="contact")
+    def contact(self, auto_reply):
+        return auto_reply.inbound.contact
 
 
 def sync_organization(organization) -> tuple[str, int]:

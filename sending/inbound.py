@@ -17,19 +17,19 @@ cannot be stored (a profile name, a failure's title or error object) is cleaned 
 dropped and the item kept. A database error that is not about the item (the database
 went away) is not a skip: it fails the delivery, which WhatsApp then retries.
 
-Auto-replies talk to the network, so they are sent after the commit, on a small
-pool of background threads, with the gateway's bounded timeout: the webhook answers
-at once however slow the channel is. See docs/webhooks.md.
+An auto-reply talks to the network, so it is a task (sending/tasks.py): the message is
+matched against the canned replies here, and the AutoReply and its task are written
+with the inbound chat, in the webhook's transaction. A crash after the commit delays
+the reply until a worker runs it; it cannot lose it. The webhook answers at once
+however slow the channel is. See docs/webhooks.md.
 """
 
 import logging
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, transaction
 
 from accounts.models import Organization
 from canned_replies.matching import find_reply
@@ -37,7 +37,8 @@ from contacts.services import contact_for_phone
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.gateway.cloud_api import is_message_id
-from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import AutoReply, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.tasks import send_auto_reply
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class WebhookSummary:
     messages: int = 0
     duplicates: int = 0
     skipped: int = 0
-    replies: list[int] = field(default_factory=list)  # ids of the inbound chats to answer
+    replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
 
 
 def as_list(value: Any) -> list:
@@ -97,8 +98,6 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
             for message in as_list(value.get("messages")):
                 guarded(record_message, organization, as_dict(message), summary, profiles)
     record_statuses(organization, status_items, summary)
-    for chat_id in summary.replies:
-        transaction.on_commit(lambda chat_id=chat_id: schedule_auto_reply(chat_id))
     return summary
 
 
@@ -276,72 +275,19 @@ def record_message(
         return
     summary.messages += 1
     if text is not None:
-        summary.replies.append(chat.id)
+        schedule_auto_reply(chat, text, summary)
 
 
-# Auto-replies run here, off the request thread. Tests and the simulate_inbound
-# command wait for them with wait_for_auto_replies().
-_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="auto-reply")
-_pending: set[Future] = set()
-_pending_lock = threading.Lock()
-
-
-def schedule_auto_reply(chat_id: int) -> None:
-    future = _executor.submit(run_auto_reply, chat_id)
-    with _pending_lock:
-        _pending.add(future)
-    future.add_done_callback(lambda f: _discard(f))
-
-
-def _discard(future: Future) -> None:
-    with _pending_lock:
-        _pending.discard(future)
-
-
-def wait_for_auto_replies(timeout: float = 30) -> None:
-    with _pending_lock:
-        futures = list(_pending)
-    for future in futures:
-        future.result(timeout=timeout)
-
-
-def run_auto_reply(chat_id: int) -> Chat | None:
-    """The background task. It closes its database connection when done, so idle
-    pool threads hold no connections."""
-    try:
-        return answer_inbound_chat(chat_id)
-    except Exception:
-        logger.exception("Auto-reply for chat %s failed", chat_id)
-        return None
-    finally:
-        connections.close_all()
-
-
-def answer_inbound_chat(chat_id: int) -> Chat | None:
-    """Send the matching canned reply to the sender of an inbound chat, if one matches.
-
-    Returns the outbound chat (status `failed` when the channel refused it), or None.
-    """
-    from sending.gateway.base import ChannelNotConfigured
-    from sending.services import SendFailed, send_message
-
-    chat = Chat.objects.select_related("organization", "contact").get(pk=chat_id)
-    text = as_dict(chat.metadata.get("text")).get("body")
-    reply = find_reply(organization=chat.organization, text=text or "")
+def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
+    """Owe the sender the matching canned reply, if one matches: the AutoReply and the
+    task that sends it, in the caller's transaction."""
+    reply = find_reply(organization=chat.organization, text=text)
     if reply is None:
-        return None
-    phone = chat.contact.phone
-    try:
-        result = send_message(
-            organization=chat.organization,
-            phone_input=f"+{phone}",
-            phone=phone,
-            message=reply.response_text,
-        )
-    except SendFailed as error:  # recorded as a failed chat by the send service
-        logger.warning("Auto-reply to chat %s was not accepted: %s", chat_id, error)
-        return error.chat
-    except ChannelNotConfigured:
-        logger.warning("Auto-reply to chat %s skipped: the channel is not configured", chat_id)
-        return None
-    return result.chat
+        return
+    auto_reply = AutoReply.objects.create(
+        organization=chat.organization,
+        inbound=chat,
+        canned_reply=reply,
+        message=reply.response_text,
+    )
+    summary.replies.append(send_auto_reply.enqueue(auto_reply.pk).id)

@@ -170,3 +170,48 @@ class ChatStatusEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.wam_id} {self.status} at {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+
+class AutoReplyState(models.TextChoices):
+    PENDING = "pending", "pending"  # enqueued with the inbound message, not tried yet
+    SENDING = "sending", "sending"  # a task run claimed it: the send may be under way
+    RETRYING = "retrying", "retrying"  # the channel failed for now; the next try is enqueued
+    SENT = "sent", "sent"
+    FAILED = "failed", "failed"  # refused, not configured, or out of attempts
+    # A run claimed it and never finished (its worker died during the send): WhatsApp may
+    # or may not have sent it, so it is not sent again.
+    UNKNOWN = "unknown", "unknown"
+
+
+class AutoReply(models.Model):
+    """The canned reply owed to one inbound message, and what became of it.
+
+    Created with the inbound chat, in the webhook's transaction, together with the task
+    that sends it (sending/tasks.py). One per inbound chat; a task run claims it by a
+    conditional update before calling the channel, so it is sent at most once however
+    many times the task runs.
+    """
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE)
+    inbound = models.OneToOneField(Chat, on_delete=models.CASCADE, related_name="auto_reply")
+    canned_reply = models.ForeignKey(
+        "canned_replies.CannedReply", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.TextField(help_text="The reply's text, as matched.")
+    state = models.CharField(
+        max_length=16, choices=AutoReplyState.choices, default=AutoReplyState.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    reply = models.ForeignKey(
+        Chat, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "auto-replies"
+
+    def __str__(self) -> str:
+        return f"auto-reply to {self.inbound_id} ({self.state})"

@@ -9,7 +9,6 @@ import pytest
 from django.test import Client
 
 from sending.gateway import sandbox
-from sending.inbound import wait_for_auto_replies
 from tests.channel import set_channel
 
 APP_SECRET = "app-secret-for-tests"
@@ -21,7 +20,6 @@ _ids = itertools.count(1)
 def empty_outbox():
     sandbox.clear_outbox()
     yield
-    wait_for_auto_replies()
     sandbox.clear_outbox()
 
 

@@ -1,7 +1,7 @@
 """Inbound messages: recorded once, contacts found or created, canned replies sent back.
 
-Auto-replies run after the commit on background threads, so these tests commit for
-real (transactional_db) and wait for the replies.
+Auto-replies are tasks, enqueued in the webhook's transaction; these tests commit for
+real (transactional_db), as the webhook does, and run the tasks as a worker would.
 """
 
 import threading
@@ -14,8 +14,8 @@ from canned_replies import services as reply_services
 from contacts.models import Contact
 from devtools.cloud_api_server import graph_error
 from sending.gateway import sandbox
-from sending.inbound import wait_for_auto_replies
 from sending.models import Chat
+from tests.background import run_tasks
 from tests.channel import set_channel
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, button_reply, deliver, envelope, text_message
@@ -37,7 +37,7 @@ def canned(org, trigger, criteria="contains", text="Auto answer"):
 
 
 def replies_sent(org):
-    wait_for_auto_replies()
+    run_tasks()
     return [m.payload["text"]["body"] for m in sandbox.sent_messages(org.id)]
 
 
@@ -169,7 +169,7 @@ def test_auto_reply_leaves_through_the_cloud_api(cloud_webhook_org, graph):
     org = cloud_webhook_org
     canned(org, "hours", text="9 to 5")
     deliver(org, envelope(text_message("what are your hours?")))
-    wait_for_auto_replies()
+    run_tasks()
     request = graph.requests[-1]
     assert request.path.endswith("/106540352242922/messages")
     assert request.json["to"] == "14155552671"
@@ -183,7 +183,7 @@ def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(cloud_webhoo
     graph.reply(400, graph_error(131047, "Re-engagement message"))
     response = deliver(org, envelope(text_message("hours?")))
     assert response.status_code == 200
-    wait_for_auto_replies()
+    run_tasks()
     failed = Chat.objects.get(type="outbound")
     assert failed.status == "failed" and failed.error_code == 131047
 
@@ -218,7 +218,7 @@ def test_a_slow_channel_does_not_slow_the_webhook(cloud_webhook_org, graph, sett
     started = time.monotonic()
     assert deliver(org, envelope(text_message("hours?"))).status_code == 200
     assert time.monotonic() - started < 1.0
-    wait_for_auto_replies()
+    run_tasks()
     assert Chat.objects.get(type="outbound").status == "accepted"
 
 

@@ -1,13 +1,18 @@
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from accounts.commands import organization_argument
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.api.worker import run_task_now
 from sending.gateway import sandbox
-from sending.inbound import process_webhook, wait_for_auto_replies
-from sending.models import Channel, ChannelKind, Chat, ChatType
+from sending.inbound import process_webhook
+from sending.models import AutoReply, AutoReplyState, Channel, ChannelKind, Chat, ChatType
+
+# An auto-reply a worker took first is waited for this long (plus the channel's timeout).
+WAIT_SECONDS = 5
 
 
 class Command(BaseCommand):
@@ -62,8 +67,11 @@ class Command(BaseCommand):
             ],
         }
         with transaction.atomic():
-            process_webhook(organization=org, payload=payload)
-        wait_for_auto_replies()
+            summary = process_webhook(organization=org, payload=payload)
+        for task_id in summary.replies:
+            # Here and now, unless a running worker took it first: then wait for it.
+            if not run_task_now(task_id):
+                self.wait_for_reply(org, wam_id)
         inbound = Chat.objects.get(organization=org, wam_id=wam_id)
         self.stdout.write(f"Recorded inbound chat {inbound.uuid} from +{digits}.")
         reply = (
@@ -78,3 +86,13 @@ class Command(BaseCommand):
         else:
             body = reply.metadata.get("text", {}).get("body", "")
             self.stdout.write(f"Auto-reply ({reply.status}): {body}")
+
+    def wait_for_reply(self, organization, wam_id: str) -> None:
+        pending = AutoReply.objects.filter(
+            organization=organization,
+            inbound__wam_id=wam_id,
+            state__in=[AutoReplyState.PENDING, AutoReplyState.SENDING],
+        )
+        deadline = time.monotonic() + WAIT_SECONDS + settings.WHATSAPP_TIMEOUT
+        while pending.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)

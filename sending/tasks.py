@@ -1,0 +1,96 @@
+"""Sending's background tasks: the auto-reply to an inbound message.
+
+Tasks run at least once (a worker that dies mid-task leaves it to another), so the
+auto-reply is claimed before the channel is called: a conditional update moves it
+from `pending` (or `retrying`) to `sending`, and only the run that moved it sends.
+A run that finds it `sending` already knows that an earlier run died during the send:
+WhatsApp may have delivered it or not, and we cannot ask, so the reply is marked
+`unknown` and logged rather than sent a second time.
+"""
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_tasks import task
+
+from messaging_project.api.retries import retry_later
+from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.models import AutoReply, AutoReplyState
+from sending.services import SendFailed, send_message
+
+logger = logging.getLogger(__name__)
+
+CLAIMABLE = [AutoReplyState.PENDING, AutoReplyState.RETRYING]
+# The run that claimed a reply records its end even if another run marked it unknown
+# meanwhile (a worker thought dead that was only slow): it knows what happened.
+OWNED = [AutoReplyState.SENDING, AutoReplyState.UNKNOWN]
+
+
+@task()
+def send_auto_reply(auto_reply_id: int) -> str:
+    """Send one auto-reply, at most once; the state it is left in."""
+    claimed = AutoReply.objects.filter(pk=auto_reply_id, state__in=CLAIMABLE).update(
+        state=AutoReplyState.SENDING, attempts=F("attempts") + 1, updated_at=timezone.now()
+    )
+    if not claimed:
+        return not_claimed(auto_reply_id)
+    auto_reply = AutoReply.objects.select_related("organization", "inbound__contact").get(
+        pk=auto_reply_id
+    )
+    phone = auto_reply.inbound.contact.phone
+    try:
+        result = send_message(
+            organization=auto_reply.organization,
+            phone=phone,
+            phone_input=f"+{phone}",
+            message=auto_reply.message,
+        )
+    except SendFailed as failure:  # recorded as a failed chat by the send service
+        return failed(auto_reply, failure.error, chat=failure.chat)
+    except ChannelNotConfigured as error:
+        logger.warning("Auto-reply %s not sent: the channel is not configured", auto_reply_id)
+        return finish(auto_reply, AutoReplyState.FAILED, error=error.detail)
+    return finish(auto_reply, AutoReplyState.SENT, reply=result.chat)
+
+
+def not_claimed(auto_reply_id: int) -> str:
+    """Another run has it, or had it: mark an unfinished claim unknown, send nothing."""
+    if AutoReply.objects.filter(pk=auto_reply_id, state=AutoReplyState.SENDING).update(
+        state=AutoReplyState.UNKNOWN, updated_at=timezone.now()
+    ):
+        logger.error(
+            "Auto-reply %s was being sent by a run that never finished: WhatsApp may or "
+            "may not have delivered it, so it is not sent again",
+            auto_reply_id,
+        )
+        return AutoReplyState.UNKNOWN
+    state = AutoReply.objects.filter(pk=auto_reply_id).values_list("state", flat=True).first()
+    return state or "gone"  # gone: the inbound chat was deleted meanwhile
+
+
+def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
+    """A send the channel did not accept: try again later if that could help."""
+    described = f"{error.kind}: {error.message}" + (f" (code {error.code})" if error.code else "")
+    if error.retryable and auto_reply.attempts < settings.TASK_MAX_ATTEMPTS:
+        with transaction.atomic():
+            retry_later(send_auto_reply, auto_reply.pk, attempt=auto_reply.attempts)
+            finish(auto_reply, AutoReplyState.RETRYING, error=described)
+        logger.warning(
+            "Auto-reply %s failed (attempt %s), retrying later: %s",
+            auto_reply.pk,
+            auto_reply.attempts,
+            described,
+        )
+        return AutoReplyState.RETRYING
+    logger.warning("Auto-reply %s was not sent: %s", auto_reply.pk, described)
+    return finish(auto_reply, AutoReplyState.FAILED, reply=chat, error=described)
+
+
+def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") -> str:
+    AutoReply.objects.filter(pk=auto_reply.pk, state__in=OWNED).update(
+        state=state, reply=reply, last_error=error, updated_at=timezone.now()
+    )
+    return state

@@ -1,0 +1,30 @@
+"""Running background tasks in tests: in this process, with the worker's own code.
+
+The tests use the database backend, as production does, so a task is a row written in
+the test's transaction; `run_tasks()` then claims and runs the ready ones the way a
+worker thread does (messaging_project/api/worker.py). Deferred tasks (retries) wait for
+their `run_after`; `make_due()` brings that moment forward.
+"""
+
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult, get_date_max
+
+from messaging_project.api.worker import run_ready_tasks
+
+
+def run_tasks() -> int:
+    """Run every ready task (and those they enqueue) until none is left; how many ran."""
+    return run_ready_tasks(worker_id="test")
+
+
+def make_due() -> int:
+    """Make every deferred task due now; how many."""
+    return DBTaskResult.objects.filter(status="READY", run_after__lt=get_date_max()).update(
+        run_after=timezone.now()
+    )
+
+
+def tasks(path: str | None = None):
+    """The stored tasks, oldest first, optionally of one task function's dotted path."""
+    stored = DBTaskResult.objects.order_by("enqueued_at")
+    return stored.filter(task_path=path) if path else stored

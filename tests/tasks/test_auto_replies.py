@@ -1,0 +1,222 @@
+"""Auto-replies are tasks: enqueued with the inbound message, sent at most once however
+many times their task runs, retried with backoff when the channel fails for now."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from canned_replies import services as reply_services
+from devtools.cloud_api_server import graph_error
+from sending.inbound import process_webhook
+from sending.models import AutoReply, Chat
+from sending.tasks import send_auto_reply
+from tests.background import make_due, run_tasks, tasks
+from tests.contacts.test_contact_counter import run_concurrently
+from tests.inbound.conftest import deliver, envelope, text_message
+
+SEND = "sending.tasks.send_auto_reply"
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
+)
+
+
+@pytest.fixture
+def hours(cloud_webhook_org):
+    return reply_services.create_canned_reply(
+        organization=cloud_webhook_org,
+        name="hours",
+        trigger="hours",
+        match_criteria="contains",
+        response="9 to 5",
+    )
+
+
+def sends(graph) -> list:
+    return [r for r in graph.requests if r.method == "POST" and r.path.endswith("/messages")]
+
+
+def only_auto_reply() -> AutoReply:
+    return AutoReply.objects.get()
+
+
+def test_the_reply_is_owed_in_the_webhooks_transaction_and_sent_by_a_worker(
+    cloud_webhook_org, hours, graph
+):
+    response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
+
+    assert response.status_code == 200
+    assert sends(graph) == []  # nothing leaves during the request
+    owed = only_auto_reply()
+    assert (owed.state, owed.message, owed.canned_reply) == ("pending", "9 to 5", hours)
+    assert [t.status for t in tasks(SEND)] == ["READY"]
+
+    assert run_tasks() == 1
+
+    assert [r.json["text"]["body"] for r in sends(graph)] == ["9 to 5"]
+    owed.refresh_from_db()
+    assert (owed.state, owed.attempts) == ("sent", 1)
+    assert owed.reply == Chat.objects.get(type="outbound", status="accepted")
+    assert [t.status for t in tasks(SEND)] == ["SUCCESSFUL"]
+
+
+def test_a_webhook_rolled_back_leaves_neither_the_message_nor_its_task(cloud_webhook_org, hours):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        process_webhook(organization=cloud_webhook_org, payload=envelope(text_message("hours?")))
+        raise RuntimeError("the request failed after the webhook was processed")
+
+    assert not Chat.objects.exists()
+    assert not AutoReply.objects.exists()
+    assert not tasks().exists()
+
+
+def test_a_message_that_matches_nothing_owes_nothing(cloud_webhook_org, hours):
+    deliver(cloud_webhook_org, envelope(text_message("good morning")))
+    assert Chat.objects.filter(type="inbound").count() == 1
+    assert not AutoReply.objects.exists()
+    assert not tasks().exists()
+
+
+def test_the_task_run_twice_sends_the_reply_once(cloud_webhook_org, hours, graph):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    owed = only_auto_reply()
+
+    assert send_auto_reply.call(owed.pk) == "sent"
+    assert send_auto_reply.call(owed.pk) == "sent"
+
+    assert len(sends(graph)) == 1
+    assert Chat.objects.filter(type="outbound").count() == 1
+
+
+def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing(
+    cloud_webhook_org, hours, graph
+):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    owed = only_auto_reply()
+    # An earlier run claimed it and its worker died during the channel call.
+    AutoReply.objects.filter(pk=owed.pk).update(state="sending", attempts=1)
+
+    assert run_tasks() == 1
+
+    assert sends(graph) == []
+    owed.refresh_from_db()
+    assert (owed.state, owed.attempts) == ("unknown", 1)
+    assert not Chat.objects.filter(type="outbound").exists()
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_runs_of_one_auto_reply_send_it_once(cloud_webhook_org, hours, graph):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    owed = only_auto_reply()
+    slow = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW"}]}
+    graph.reply(200, slow, delay=0.5)  # the send is slow; the other runs race it
+
+    outcomes = run_concurrently([lambda: send_auto_reply.call(owed.pk)] * 3)
+
+    assert len(sends(graph)) == 1
+    assert "sent" in outcomes and set(outcomes) <= {"sent", "unknown"}
+    owed.refresh_from_db()
+    assert owed.state == "sent"  # the run that sent it records it, unknown or not
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(
+            {"status": 503, "json": graph_error(2, "Service temporarily unavailable")}, id="5xx"
+        ),
+        pytest.param(
+            {"status": 400, "json": graph_error(130429, "Rate limit hit")}, id="throttled"
+        ),
+        pytest.param({"status": 429, "json": None, "body": b"slow down"}, id="429"),
+        pytest.param({"status": 200, "json": None, "delay": 2.5}, id="timeout"),
+    ],
+)
+def test_a_failure_worth_retrying_is_retried_later_and_then_sent(
+    cloud_webhook_org, hours, graph, settings, failure
+):
+    settings.TASK_RETRY_DELAY = 10
+    graph.reply(**failure)
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    before = timezone.now()
+
+    run_tasks()
+
+    owed = only_auto_reply()
+    assert (owed.state, owed.attempts) == ("retrying", 1)
+    assert owed.last_error
+    retry = tasks(SEND).get(status="READY")
+    # The first retry waits between half and all of TASK_RETRY_DELAY.
+    assert before + timedelta(seconds=5) <= retry.run_after
+    assert retry.run_after <= timezone.now() + timedelta(seconds=10)
+    assert run_tasks() == 0  # not before its time
+
+    make_due()
+    assert run_tasks() == 1
+
+    owed.refresh_from_db()
+    assert (owed.state, owed.attempts, owed.last_error) == ("sent", 2, "")
+    assert len(sends(graph)) == 2
+    assert owed.reply.status == "accepted"
+
+
+def test_the_retries_back_off_exponentially_and_stop_after_the_last_attempt(
+    cloud_webhook_org, hours, graph, settings
+):
+    settings.TASK_RETRY_DELAY = 10
+    settings.TASK_MAX_ATTEMPTS = 4
+    for _ in range(5):
+        graph.reply(503, graph_error(2, "Service temporarily unavailable"))
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+
+    delays = []
+    run_tasks()
+    for _ in range(4):
+        retry = tasks(SEND).filter(status="READY").first()
+        if retry is None:
+            break
+        delays.append((retry.run_after - retry.enqueued_at).total_seconds())
+        make_due()
+        run_tasks()
+
+    # Attempts 1 to 3 failed and were retried after ~10, ~20, ~40 s (jittered); the
+    # fourth was the last.
+    assert len(delays) == 3
+    for n, delay in enumerate(delays):
+        assert 10 * 2**n / 2 - 1 <= delay <= 10 * 2**n + 1
+    assert len(sends(graph)) == 4
+    owed = only_auto_reply()
+    assert (owed.state, owed.attempts) == ("failed", 4)
+    assert "Service temporarily unavailable" in owed.last_error
+
+
+def test_a_refusal_is_recorded_once_and_not_retried(cloud_webhook_org, hours, graph):
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+
+    run_tasks()
+
+    owed = only_auto_reply()
+    assert (owed.state, owed.attempts) == ("failed", 1)
+    assert "131047" in owed.last_error
+    assert not tasks(SEND).filter(status="READY").exists()
+    failed = Chat.objects.get(type="outbound")
+    assert (failed.status, failed.error_code) == ("failed", 131047)
+    assert len(sends(graph)) == 1
+
+
+def test_an_organization_whose_channel_lost_its_settings_fails_the_reply_once(
+    cloud_webhook_org, hours, graph
+):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    cloud_webhook_org.access_token = ""
+    cloud_webhook_org.save(update_fields=["access_token"])
+
+    run_tasks()
+
+    owed = only_auto_reply()
+    assert owed.state == "failed" and "whatsapp" in owed.last_error.lower()
+    assert sends(graph) == []
+    assert not tasks(SEND).filter(status="READY").exists()
