@@ -189,22 +189,18 @@ def test_a_refused_auto_reply_is_a_failed_chat_not_a_failed_webhook(cloud_webhoo
 
 
 def test_the_auto_reply_to_a_refused_message_is_its_failed_chat(cloud_webhook_org, graph):
-    from sending.inbound import answer_inbound_chat
+    from sending.models import AutoReply
 
     canned(cloud_webhook_org, "hours", text="9 to 5")
     graph.reply(400, graph_error(131047, "Re-engagement message"))
-    inbound = Chat.objects.create(
-        organization=cloud_webhook_org,
-        contact=ContactFactory(organization=cloud_webhook_org, phone="14155552671"),
-        type="inbound",
-        status="received",
-        metadata={"type": "text", "text": {"body": "hours?"}},
-    )
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
 
-    reply = answer_inbound_chat(inbound.pk)
+    run_tasks()
 
-    assert reply == Chat.objects.get(type="outbound")
-    assert (reply.status, reply.error_code) == ("failed", 131047)
+    auto_reply = AutoReply.objects.get()
+    assert auto_reply.state == "failed"
+    assert auto_reply.reply == Chat.objects.get(type="outbound")
+    assert (auto_reply.reply.status, auto_reply.reply.error_code) == ("failed", 131047)
 
 
 def test_a_slow_channel_does_not_slow_the_webhook(cloud_webhook_org, graph, settings):

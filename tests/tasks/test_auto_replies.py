@@ -13,6 +13,7 @@ from sending.inbound import process_webhook
 from sending.models import AutoReply, Chat
 from sending.tasks import send_auto_reply
 from tests.background import make_due, run_tasks, tasks
+from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
 from tests.inbound.conftest import deliver, envelope, text_message
 
@@ -211,8 +212,7 @@ def test_an_organization_whose_channel_lost_its_settings_fails_the_reply_once(
     cloud_webhook_org, hours, graph
 ):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
-    cloud_webhook_org.access_token = ""
-    cloud_webhook_org.save(update_fields=["access_token"])
+    set_channel(cloud_webhook_org, access_token="")
 
     run_tasks()
 
