@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_tasks import task
 
 from messaging_project.api.retries import retry_later
-from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.models import AutoReply, AutoReplyState
 from sending.services import SendFailed, send_message
 
@@ -71,9 +71,27 @@ def not_claimed(auto_reply_id: int) -> str:
     return state or "gone"  # gone: the inbound chat was deleted meanwhile
 
 
+def outcome_unknown(error: GatewayError) -> bool:
+    """Whether WhatsApp may have sent the message although the send failed: no answer came
+    (a read timeout, a connection dropped mid-request). Only a refused connection is known
+    not to have reached it."""
+    if error.http_status is not None:  # Graph answered: it did not accept the message
+        return False
+    return error.kind == FailureKind.TIMEOUT or error.details != "ConnectionRefusedError"
+
+
 def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
-    """A send the channel did not accept: try again later if that could help."""
+    """A send the channel did not accept: try again later if that could help, unless the
+    message may have gone out (then it is `unknown`, not sent a second time)."""
     described = f"{error.kind}: {error.message}" + (f" (code {error.code})" if error.code else "")
+    if outcome_unknown(error):
+        logger.error(
+            "Auto-reply %s: no answer from WhatsApp (%s); it may or may not have been "
+            "delivered, so it is not sent again",
+            auto_reply.pk,
+            described,
+        )
+        return finish(auto_reply, AutoReplyState.UNKNOWN, reply=chat, error=described)
     if error.retryable and auto_reply.attempts < settings.TASK_MAX_ATTEMPTS:
         with transaction.atomic():
             retry_later(send_auto_reply, auto_reply.pk, attempt=auto_reply.attempts)

@@ -132,7 +132,6 @@ def test_concurrent_runs_of_one_auto_reply_send_it_once(cloud_webhook_org, hours
             {"status": 400, "json": graph_error(130429, "Rate limit hit")}, id="throttled"
         ),
         pytest.param({"status": 429, "json": None, "body": b"slow down"}, id="429"),
-        pytest.param({"status": 200, "json": None, "delay": 2.5}, id="timeout"),
     ],
 )
 def test_a_failure_worth_retrying_is_retried_later_and_then_sent(
@@ -161,6 +160,22 @@ def test_a_failure_worth_retrying_is_retried_later_and_then_sent(
     assert (owed.state, owed.attempts, owed.last_error) == ("sent", 2, "")
     assert len(sends(graph)) == 2
     assert owed.reply.status == "accepted"
+
+
+def test_a_send_that_got_no_answer_is_unknown_and_not_sent_again(cloud_webhook_org, hours, graph):
+    """A read timeout: WhatsApp may have sent it, and it has no idempotency key."""
+    graph.reply(status=200, json=None, delay=2.5)
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+
+    run_tasks()
+    make_due()
+    run_tasks()
+
+    owed = only_auto_reply()
+    assert (owed.state, owed.attempts) == ("unknown", 1)
+    assert "timeout" in owed.last_error
+    assert len(sends(graph)) == 1
+    assert not tasks(SEND).filter(status="READY").exists()
 
 
 def test_the_retries_back_off_exponentially_and_stop_after_the_last_attempt(
