@@ -124,6 +124,15 @@ def arrivals(path: Path) -> dict[str, float]:
     return first
 
 
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine has spent busy since boot (/proc/stat): around a run,
+    what it cost every process together (the server, the worker, PostgreSQL, this
+    driver and the stand-in, and whatever else runs on the machine)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -153,6 +162,7 @@ def run(
     """One paced run; its latencies, losses and how the queue drained."""
     phone_base = 447_900_000_000 + int(time.time() * 1000) % 1_000_000 * 100
     url = f"{base}/webhooks/whatsapp/{organization_uuid}"
+    cpu_before = busy_cpu_seconds()
     sent = drive(url, rate, seconds, phone_base)
     ended = time.monotonic()
     phones = {phone for phone, *_ in sent}
@@ -161,6 +171,7 @@ def run(
             break
         time.sleep(0.2)
     replied = arrivals(arrivals_path)
+    cpu = busy_cpu_seconds() - cpu_before
     latencies = [replied[phone] - at for phone, at, *_ in sent if phone in replied]
     depth = queue_depth(database_url)
     drained = 0.0 if depth is not None else None
@@ -184,6 +195,9 @@ def run(
         "webhook_p99_ms": round(percentile(webhook, 99) * 1000, 1),
         "queue_depth_after": depth,
         "queue_drained_after_s": drained,
+        # Machine-wide, until the last reply arrived: an upper bound of the cost of one
+        # message and its reply.
+        "cpu_ms_per_message": round(cpu * 1000 / max(1, len(sent)), 1),
     }
 
 
@@ -245,6 +259,22 @@ def throughput(base: str, organization_uuid: str, seconds: float, scratch: Path)
     )
 
 
+def status_throughput(base: str, organization_uuid: str, seconds: float, scratch: Path) -> dict:
+    """make bench's webhook scenario: deliveries of 100 status updates, 8 connections."""
+    from bench.run import run_wrk, webhook_body
+
+    bodies = [webhook_body(100, 1 + n * 100) for n in range(32)]
+    return run_wrk(
+        base,
+        method="POST",
+        path=f"/webhooks/whatsapp/{organization_uuid}",
+        signed=[(signature(body), body) for body in bodies],
+        connections=8,
+        duration=seconds,
+        scratch=scratch,
+    )
+
+
 def main() -> None:
     from bench.run import REDIS_PORT, create_database, drop_database, free_port, reachable, wait_for
 
@@ -253,6 +283,11 @@ def main() -> None:
     parser.add_argument("--rates", default="20,50", help="messages per second, comma-separated")
     parser.add_argument("--seconds", type=float, default=10, help="seconds at each rate")
     parser.add_argument("--throughput-seconds", type=float, default=8)
+    parser.add_argument(
+        "--worker-threads",
+        default="16",
+        help="TASK_WORKER_THREADS; 8 sends at most as many replies at once as the thread pool",
+    )
     args = parser.parse_args()
     root = args.root.resolve()
     scratch = Path(tempfile.mkdtemp(prefix="bench-autoreply-"))
@@ -270,6 +305,7 @@ def main() -> None:
             "LOG_LEVEL": "WARNING",
             "WORKERS": "2",
             "THREADS": "32",
+            "TASK_WORKER_THREADS": args.worker_threads,
         }
         if env["REDIS_URL"]:
             import redis
@@ -311,6 +347,12 @@ def main() -> None:
             )
             for rate in args.rates.split(",")
         ]
+        rows.append(
+            {
+                "name": "webhook_statuses",
+                **status_throughput(base, organization_uuid, args.throughput_seconds, scratch),
+            }
+        )
         rows.append(
             {
                 "name": "webhook_messages",
