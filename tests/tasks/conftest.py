@@ -3,6 +3,7 @@ organization on the fake Cloud API that receives signed webhooks."""
 
 import pytest
 
+from canned_replies import services as reply_services
 from tests.admin.conftest import (  # noqa: F401 - the admin's fixtures, for test_visibility
     admin_a,
     admin_super,
@@ -26,3 +27,20 @@ def runs_table(db):
 def cloud_webhook_org(cloud_org):
     set_channel(cloud_org, app_secret=APP_SECRET)
     return cloud_org
+
+
+@pytest.fixture
+def hours(cloud_webhook_org):
+    """A canned reply to "hours", the one the tasks' tests answer."""
+    return reply_services.create_canned_reply(
+        organization=cloud_webhook_org,
+        name="hours",
+        trigger="hours",
+        match_criteria="contains",
+        response="9 to 5",
+    )
+
+
+def sends(graph) -> list:
+    """The messages that reached the fake Cloud API."""
+    return [r for r in graph.requests if r.method == "POST" and r.path.endswith("/messages")]

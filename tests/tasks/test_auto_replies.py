@@ -7,7 +7,6 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from canned_replies import services as reply_services
 from devtools.cloud_api_server import graph_error
 from sending.inbound import process_webhook
 from sending.models import AutoReply, Chat
@@ -16,26 +15,12 @@ from tests.background import make_due, run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
 from tests.inbound.conftest import deliver, envelope, text_message
+from tests.tasks.conftest import sends
 
 SEND = "sending.tasks.send_auto_reply"
 on_postgresql = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
 )
-
-
-@pytest.fixture
-def hours(cloud_webhook_org):
-    return reply_services.create_canned_reply(
-        organization=cloud_webhook_org,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response="9 to 5",
-    )
-
-
-def sends(graph) -> list:
-    return [r for r in graph.requests if r.method == "POST" and r.path.endswith("/messages")]
 
 
 def only_auto_reply() -> AutoReply:

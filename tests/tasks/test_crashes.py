@@ -12,7 +12,6 @@ import requests
 from django.db import connection, transaction
 from django_tasks_db.models import DBTaskResult
 
-from canned_replies import services as reply_services
 from devtools.loopback import free_port
 from devtools.loopback import reachable as listening
 from messaging_project.api.models import WorkerHeartbeat
@@ -20,6 +19,7 @@ from sending.models import AutoReply, Chat
 from tests.background import run_tasks, tasks
 from tests.inbound.conftest import deliver, envelope, sign, text_message
 from tests.tasks import jobs
+from tests.tasks.conftest import sends
 from tests.tasks.processes import (
     ROOT,
     environment,
@@ -37,21 +37,6 @@ pytestmark = [
 ]
 SEND = "sending.tasks.send_auto_reply"
 ACCEPTED = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.LATE"}]}
-
-
-@pytest.fixture
-def hours(cloud_webhook_org):
-    return reply_services.create_canned_reply(
-        organization=cloud_webhook_org,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response="9 to 5",
-    )
-
-
-def sends(graph) -> list:
-    return [r for r in graph.requests if r.method == "POST" and r.path.endswith("/messages")]
 
 
 def test_a_worker_killed_during_the_send_leaves_the_reply_sent_once(
