@@ -10,17 +10,14 @@ import http.client
 import json
 import os
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from contacts.models import Contact
-from devtools.loopback import free_port, reachable
-from tests.api.test_rate_limit_gunicorn import manage
+from devtools.loopback import free_port, wait_until_listening
+from tests.api.test_rate_limit_gunicorn import manage, start_gunicorn
 from tests.channel import set_channel
 from tests.factories import ContactFactory
 from tests.inbound.conftest import APP_SECRET, sign
@@ -134,26 +131,9 @@ def server(tmp_path_factory):
     organization = manage(env, "create_organization", "Chunks")
     token = manage(env, "issue_token", organization)
     port = free_port()
-    process = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "messaging_project.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-            "--no-control-socket",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_gunicorn(env, port, "--workers", "1")
     try:
-        deadline = time.time() + 30
-        while not reachable(port):
-            assert time.time() < deadline, "gunicorn did not start"
-            time.sleep(0.1)
+        assert wait_until_listening(port, timeout=30, process=process), "gunicorn did not start"
         yield {"port": port, "token": token, "organization": organization}
     finally:
         process.terminate()

@@ -33,6 +33,25 @@ def manage(env, *args) -> str:
     return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
 
 
+def start_gunicorn(env: dict, port: int, *options: str) -> subprocess.Popen:
+    """The service under gunicorn on 127.0.0.1:`port`, with the given environment and
+    options; the caller waits for it to listen and stops it."""
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "messaging_project.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--no-control-socket",
+            *options,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture
 def postgres_database():
     import psycopg
@@ -83,24 +102,8 @@ def test_exactly_the_limit_gets_through_across_workers(backend, tmp_path, reques
     token = manage(env, "issue_token", "Burst")
 
     port = free_port()
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "messaging_project.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "3",
-            "--worker-class",
-            "gthread",
-            "--threads",
-            "4",
-            "--no-control-socket",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = start_gunicorn(
+        env, port, "--workers", "3", "--worker-class", "gthread", "--threads", "4"
     )
     try:
         assert wait_until_listening(port, timeout=30, process=server), "gunicorn did not start"
