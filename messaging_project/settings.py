@@ -249,6 +249,10 @@ API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0)
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
 
+# URLs the service fetches or posts to (event webhooks, media) must reach public
+# addresses only; true lifts that for development and tests (receivers on loopback).
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+
 # Background work (docs/operations.md): tasks are rows in this database, written on the
 # caller's connection, so inside a transaction they commit (or roll back) with the data
 # that caused them; `manage.py db_worker` runs them.
