@@ -35,6 +35,7 @@ from sending.api.serializers import (
     COMPONENT_TYPES,
     COMPONENTS_MAX_BYTES,
     PARAMETER_TYPES,
+    SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
     TemplateComponentField,
@@ -287,4 +288,19 @@ class SendTemplateViewSchema(OpenApiViewExtension):
             success=TemplateSendResponseSerializer,
         ),
         f"A template message; `components` go to the channel as given. {SEND_DOC}",
+    )
+
+
+class SendMediaViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendMediaView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send a media message (image, document, audio, video or sticker)",
+            request=SendMediaInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        "A media message by link: WhatsApp fetches `media_url` (https, on a public "
+        "address). A `caption` (at most 1024 characters) goes with an image, video or "
+        "document, a `file_name` with a document; `first_name`, `last_name` and `email` "
+        f"name a contact created for the number. {SEND_DOC}",
     )

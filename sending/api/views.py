@@ -13,6 +13,7 @@ from messaging_project.api.viewsets import OrganizationScopedMixin, Organization
 from sending import services
 from sending.api.filters import ChatFilter, MessageTemplateFilter
 from sending.api.serializers import (
+    SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
     chat_data,
@@ -134,6 +135,22 @@ class SendTemplateView(OrganizationScopedMixin, APIView):
                 template=data["template"],
             )
         return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
+
+
+class SendMediaView(OrganizationScopedMixin, APIView):
+    """`POST /api/send/media`: an image, document, audio, video or sticker, by link."""
+
+    @idempotent
+    def post(self, request):
+        serializer = SendMediaInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with channel_errors():
+            result = services.send_media(
+                organization=self.organization,
+                phone_input=request.data["phone"],
+                **serializer.validated_data,
+            )
+        return send_response(result, chat=chat_data(result.chat), template=False)
 
 
 class ChatViewSet(OrganizationViewSet):
