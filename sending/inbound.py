@@ -289,5 +289,6 @@ def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
         inbound=chat,
         canned_reply=reply,
         message=reply.response_text,
+        media_type=reply.media_type,
     )
     summary.replies.append(send_auto_reply.enqueue(auto_reply.pk).id)

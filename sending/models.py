@@ -197,7 +197,9 @@ class AutoReply(models.Model):
     canned_reply = models.ForeignKey(
         "canned_replies.CannedReply", null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    message = models.TextField(help_text="The reply's text, as matched.")
+    message = models.TextField(help_text="The reply's text, or a media reply's URL, as matched.")
+    # A media reply's type (image, audio, document, video); empty for a text reply.
+    media_type = models.CharField(max_length=16, blank=True, default="")
     state = models.CharField(
         max_length=16, choices=AutoReplyState.choices, default=AutoReplyState.PENDING
     )

@@ -1,4 +1,5 @@
-"""Sending's background tasks: the auto-reply to an inbound message.
+"""Sending's background tasks: the auto-reply to an inbound message (a text, or a media
+message by link), and the download of an inbound message's media (`fetch_media`).
 
 Tasks run at least once (a worker that dies mid-task leaves it to another), so the
 auto-reply is claimed before the channel is called: a conditional update moves it
@@ -19,7 +20,7 @@ from django_tasks import task
 from messaging_project.api.retries import retry_later
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.models import AutoReply, AutoReplyState
-from sending.services import SendFailed, send_message
+from sending.services import SendFailed, send_media, send_message
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +43,21 @@ def send_auto_reply(auto_reply_id: int) -> str:
     )
     phone = auto_reply.inbound.contact.phone
     try:
-        result = send_message(
-            organization=auto_reply.organization,
-            phone=phone,
-            phone_input=f"+{phone}",
-            message=auto_reply.message,
-        )
+        if auto_reply.media_type:  # a media reply: `message` is its URL
+            result = send_media(
+                organization=auto_reply.organization,
+                phone=phone,
+                phone_input=f"+{phone}",
+                media_type=auto_reply.media_type,
+                media_url=auto_reply.message,
+            )
+        else:
+            result = send_message(
+                organization=auto_reply.organization,
+                phone=phone,
+                phone_input=f"+{phone}",
+                message=auto_reply.message,
+            )
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:
