@@ -10,6 +10,7 @@ functions and the send answers have exactly the fields documented here.
 """
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_view
 from rest_framework import serializers
 
@@ -17,7 +18,6 @@ from contacts.api.schema import ContactRecordSerializer
 from messaging_project.api.schema import (
     LARAVEL_DATETIME,
     RESOURCE_DOC,
-    AlwaysNullField,
     AnyJsonField,
     ChannelErrorSerializer,
     ChannelFailureSerializer,
@@ -45,6 +45,19 @@ from sending.models import ChatStatus, ChatType
 # Chats and templates --------------------------------------------------------------------
 
 
+class ChatMediaRecordSerializer(serializers.Serializer):
+    """`sending.api.serializers.media_data`: an inbound chat's media."""
+
+    type = text("image, audio, video, document or sticker")
+    status = text(
+        "`pending` until fetched from the channel, then `available` "
+        "(GET /api/chats/{uuid}/media gives the file) or `failed`."
+    )
+    mime_type = text(null=True)
+    file_name = text("A document's name, as the customer sent it.", null=True)
+    file_size = integer("Bytes, once available.", null=True)
+
+
 class TemplateChatRecordSerializer(RecordSerializer):
     """The chat in a template send's answer: no contact and no deletion fields."""
 
@@ -55,7 +68,9 @@ class TemplateChatRecordSerializer(RecordSerializer):
     media_id = integer(null=True)
     status = serializers.ChoiceField(choices=ChatStatus.choices)
     created_at = text(LARAVEL_DATETIME)
-    media = AlwaysNullField()
+    media = ChatMediaRecordSerializer(
+        allow_null=True, help_text="The media an inbound message carried; null otherwise."
+    )
 
 
 class SentChatRecordSerializer(TemplateChatRecordSerializer):
@@ -219,15 +234,25 @@ class TemplateComponentSchema(OpenApiSerializerFieldExtension):
 # The views ------------------------------------------------------------------------------
 
 
+def chat_schema(view):
+    """The chats' list and detail, and the media file of one."""
+    view = resource_schema(noun="chat", page=ChatPage, detail=ChatDetail, writable=False)(view)
+    media = described(
+        summary="Download the media of an inbound chat",
+        success=OpenApiResponse(
+            OpenApiTypes.BINARY,
+            "The file, with its content type and `Content-Disposition: attachment; "
+            "filename=\"...\"` (a document's own name, or the kind and the chat's uuid).",
+        ),
+        codes=(404,),
+    )
+    return extend_schema_view(media=media)(view)
+
+
 class ChatViewSchema(OpenApiViewExtension):
     target_class = "sending.api.views.ChatViewSet"
     view_replacement = documented(
-        resource_schema(
-            noun="chat",
-            page=ChatPage,
-            detail=ChatDetail,
-            writable=False,
-        ),
+        chat_schema,
         "Chats: the messages sent and received. One chat also shows its status history "
         f"(`statuses`). {RESOURCE_DOC}",
     )

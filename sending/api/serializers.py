@@ -381,8 +381,23 @@ def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
     data["created_at"] = laravel_datetime(chat.created_at)
     if with_contact:
         data["contact"] = contact_data(chat.contact)
-    data["media"] = None
+    data["media"] = media_data(chat)
     return data
+
+
+def media_data(chat: Chat) -> dict[str, Any] | None:
+    """The media an inbound chat carried, and whether `GET /api/chats/{uuid}/media` has it
+    yet: `pending` until fetched, then `available`, or `failed`. Null for other chats."""
+    if chat.media_id is None:  # no query for the chats without media
+        return None
+    media = chat.media
+    return {
+        "type": media.kind,
+        "status": media.status,
+        "mime_type": media.mime_type or None,
+        "file_name": media.file_name or None,
+        "file_size": media.size if media.status == "available" else None,
+    }
 
 
 def chat_record(chat: Chat) -> dict[str, Any]:

@@ -32,3 +32,10 @@ def public_dns(monkeypatch, settings):
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr("messaging_project.api.public_urls.socket.getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Django's storage in a directory of the test's own."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
