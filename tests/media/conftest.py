@@ -6,7 +6,12 @@ import socket
 import pytest
 
 from sending.gateway import sandbox
-from tests.admin.conftest import admin_a, fast_passwords, staff_a  # noqa: F401 - the admin's
+from tests.admin.conftest import (  # noqa: F401 - the admin fixtures
+    admin_a,
+    fast_passwords,
+    staff_a,
+    staff_b,
+)
 from tests.tasks.conftest import cloud_webhook_org  # noqa: F401 - a Cloud API webhook org
 
 PUBLIC_ADDRESS = "93.184.215.14"
