@@ -78,6 +78,7 @@ class FakeMedia:
     file_size: int  # what Graph says
     missing: bool = False  # GET /{media-id} answers 404, as for an unknown or deleted id
     expired: bool = False  # the download URL answers 404, as after its five minutes
+    delay: float = 0.0  # seconds before the download answers (a slow CDN)
 
 
 DOWNLOAD_PATH = "/media-download/"
@@ -133,6 +134,7 @@ class FakeCloudApi:
         file_size: int | None = None,
         missing: bool = False,
         expired: bool = False,
+        delay: float = 0.0,
     ) -> FakeMedia:
         """Media the channel holds; `sha256` and `file_size` default to the true ones."""
         media = FakeMedia(
@@ -143,6 +145,7 @@ class FakeCloudApi:
             file_size=file_size if file_size is not None else len(content),
             missing=missing,
             expired=expired,
+            delay=delay,
         )
         with self.lock:
             self.media[media_id] = media
@@ -202,7 +205,7 @@ class FakeCloudApi:
         if downloading:
             if media is None or media.expired:
                 return Reply(404, body=b"URL signature expired", content_type="text/plain")
-            return Reply(200, body=media.content, content_type=media.mime_type)
+            return Reply(200, body=media.content, content_type=media.mime_type, delay=media.delay)
         if media is None or media.missing:
             return Reply(
                 404,
