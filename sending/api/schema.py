@@ -11,7 +11,7 @@ functions and the send answers have exactly the fields documented here.
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_view
 from rest_framework import serializers
 
 from contacts.api.schema import ContactRecordSerializer
@@ -245,6 +245,8 @@ def chat_schema(view):
             "filename=\"...\"` (a document's own name, or the kind and the chat's uuid).",
         ),
         codes=(404,),
+        # The renderer that lets `Accept: image/*` through is not a format to choose.
+        extra_parameters=[OpenApiParameter("format", exclude=True)],
     )
     return extend_schema_view(media=media)(view)
 
