@@ -13,7 +13,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test test-fast lint format bench bench-quick loadtest
+.PHONY: install run test test-fast lint format bench bench-quick bench-media loadtest
 
 install: $(STAMP)
 
@@ -65,6 +65,10 @@ bench: install $(BENCH_STAMP)
 # A smoke run for CI: small data, two seconds a scenario; never fails on timing.
 bench-quick: install $(BENCH_STAMP)
 	$(BIN)/python bench/run.py --quick $(BENCH_ARGS)
+
+# Inbound media (docs/media.md): a 5 MB video, the webhook's answer and the worker's memory.
+bench-media: install
+	$(BIN)/python -m bench.media $(BENCH_ARGS)
 
 # The load test (docs/reliability.md): a scratch database, gunicorn, a fixed number of
 # mixed requests on loopback, then a consistency check; non-zero when anything is off.

@@ -22,7 +22,8 @@ class CannedReplyForm(forms.ModelForm):
     response = forms.CharField(
         max_length=4096,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="The text sent back when a message matches.",
+        help_text="The text sent back when a message matches; for an image, audio, "
+        "document or video reply, the https URL WhatsApp fetches the file from.",
     )
 
     class Meta:

@@ -15,6 +15,19 @@ class MatchCriteria(models.TextChoices):
 
 class ResponseType(models.TextChoices):
     TEXT = "text", "text"
+    # A media reply: `response` is the URL WhatsApp fetches the file from (contract 11).
+    IMAGE = "image", "image"
+    AUDIO = "audio", "audio"
+    DOCUMENT = "document", "document"
+    VIDEO = "video", "video"
+
+
+MEDIA_RESPONSE_TYPES = (
+    ResponseType.IMAGE,
+    ResponseType.AUDIO,
+    ResponseType.DOCUMENT,
+    ResponseType.VIDEO,
+)
 
 
 class CannedReply(OrganizationRecord):
@@ -22,6 +35,7 @@ class CannedReply(OrganizationRecord):
     trigger = models.CharField(max_length=255)
     match_criteria = models.CharField(max_length=16, choices=MatchCriteria.choices)
     # {"type": "text", "data": {"text": "<reply>"}}; returned JSON-encoded, as api.md shows.
+    # A media reply: {"type": "image", "data": {"link": "<url>"}} (canned_replies.services).
     metadata = models.JSONField()
     deleted_by = models.PositiveIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -45,4 +59,11 @@ class CannedReply(OrganizationRecord):
 
     @property
     def response_text(self) -> str:
-        return self.metadata.get("data", {}).get("text", "")
+        """The `response` as the API takes it: the reply's text, or a media reply's URL."""
+        data = self.metadata.get("data", {})
+        return data.get("link", "") if self.media_type else data.get("text", "")
+
+    @property
+    def media_type(self) -> str:
+        """The media type a match answers with; empty for a text reply."""
+        return self.response_type if self.response_type in MEDIA_RESPONSE_TYPES else ""

@@ -1,16 +1,29 @@
 """Writes to canned replies, shared by the API and the admin."""
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Organization
 from canned_replies.matching import replies_changed
-from canned_replies.models import CannedReply, ResponseType
+from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseType
+from messaging_project.api.public_urls import url_problem
 
 
 def reply_metadata(response_type: str, response: str) -> dict:
+    if response_type in MEDIA_RESPONSE_TYPES:
+        return {"type": response_type, "data": {"link": response}}
     return {"type": response_type, "data": {"text": response}}
+
+
+def check_response(response_type: str, response: str) -> None:
+    """A media reply's response is the URL WhatsApp fetches: https on a public address,
+    the rule of POST /api/send/media. Raises a ValidationError on `response`."""
+    if response_type in MEDIA_RESPONSE_TYPES:
+        problem = url_problem(response, https_only=True)
+        if problem:
+            raise ValidationError({"response": [problem]})
 
 
 def create_canned_reply(
@@ -23,6 +36,7 @@ def create_canned_reply(
     response_type: str = ResponseType.TEXT,
     created_by: int = 0,
 ) -> CannedReply:
+    check_response(response_type, response)
     reply = CannedReply.objects.create(
         organization=organization,
         name=name,
@@ -43,15 +57,24 @@ def update_canned_reply(*, reply: CannedReply, changes: dict) -> CannedReply:
     the other is read from the row as it is now, locked until this transaction writes.
     """
     values = {k: v for k, v in changes.items() if k not in ("response", "response_type")}
+    checked = None
+    if "response" in changes or "response_type" in changes:
+        # Checked before the transaction: a media URL's check resolves its host.
+        checked = (
+            changes.get("response_type", reply.response_type),
+            changes.get("response", reply.response_text),
+        )
+        check_response(*checked)
     with transaction.atomic():
         if "response" in changes or "response_type" in changes:
             current = CannedReply.objects.live().select_for_update().filter(pk=reply.pk).first()
             if current is None:
                 raise Http404("No live canned reply.")
-            values["metadata"] = reply_metadata(
-                changes.get("response_type", current.response_type),
-                changes.get("response", current.response_text),
-            )
+            response_type = changes.get("response_type", current.response_type)
+            response = changes.get("response", current.response_text)
+            if (response_type, response) != checked:  # changed by a concurrent edit
+                check_response(response_type, response)
+            values["metadata"] = reply_metadata(response_type, response)
         CannedReply.objects.update_live(reply, **values)
     replies_changed(reply.organization_id)
     return reply

@@ -215,13 +215,27 @@ def delete_contact(*, contact: Contact) -> None:
         adjust_live_count(organization_id=contact.organization_id, contact_id=contact.pk, delta=-1)
 
 
-def contact_for_phone(*, organization: Organization, phone: str) -> Contact:
-    """The organization's live contact for a number, created (names empty) if there is none."""
+def contact_for_phone(
+    *,
+    organization: Organization,
+    phone: str,
+    first_name: str | None = None,
+    last_name: str | None = None,
+    email: str | None = None,
+) -> Contact:
+    """The organization's live contact for a number, created if there is none (with the
+    names and email given, empty by default; an existing contact keeps its own)."""
     contact = Contact.objects.live().filter(organization=organization, phone=phone).first()
     if contact is not None:
         return contact
     try:
-        return create_contact(organization=organization, phone=phone, first_name=None)
+        return create_contact(
+            organization=organization,
+            phone=phone,
+            first_name=first_name,
+            last_name=last_name,
+            email=email,
+        )
     except ValidationError:  # created meanwhile by a concurrent request
         return Contact.objects.live().get(organization=organization, phone=phone)
 

@@ -10,8 +10,15 @@ Unscripted requests get the Cloud API's success answers: a message id for
 `POST /{phone_number_id}/messages` and an empty list for a GET. Each scripted
 reply can be delayed, be an arbitrary body (an HTML 500 page), reset the connection,
 hang up without answering or cut its body short.
+
+Media a customer sent is put on the stand-in with `add_media(media_id, content, ...)`:
+`GET /{media-id}` then answers as Graph does (url, mime_type, sha256, file_size, id) and
+the URL serves the bytes, both only to the bearer token given. Its switches are the
+failures WhatsApp has: a wrong sha256, a size over the limit, a media id Graph no longer
+knows (404), an expired download URL (404 from the download).
 """
 
+import hashlib
 import itertools
 import json
 import socket
@@ -62,8 +69,24 @@ def graph_error(
     return {"error": error}
 
 
+@dataclass
+class FakeMedia:
+    content: bytes
+    mime_type: str
+    token: str  # the bearer token both requests must carry
+    sha256: str  # what Graph says (hex)
+    file_size: int  # what Graph says
+    missing: bool = False  # GET /{media-id} answers 404, as for an unknown or deleted id
+    expired: bool = False  # the download URL answers 404, as after its five minutes
+    delay: float = 0.0  # seconds before the download answers (a slow CDN)
+
+
+DOWNLOAD_PATH = "/media-download/"
+
+
 class FakeCloudApi:
     def __init__(self) -> None:
+        self.media: dict[str, FakeMedia] = {}
         self.requests: list[RecordedRequest] = []
         self.replies: deque[Reply] = deque()
         self.lock = threading.Lock()
@@ -100,6 +123,34 @@ class FakeCloudApi:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
+    def add_media(
+        self,
+        media_id: str,
+        content: bytes,
+        *,
+        token: str,
+        mime_type: str = "image/jpeg",
+        sha256: str | None = None,
+        file_size: int | None = None,
+        missing: bool = False,
+        expired: bool = False,
+        delay: float = 0.0,
+    ) -> FakeMedia:
+        """Media the channel holds; `sha256` and `file_size` default to the true ones."""
+        media = FakeMedia(
+            content=content,
+            mime_type=mime_type,
+            token=token,
+            sha256=sha256 if sha256 is not None else hashlib.sha256(content).hexdigest(),
+            file_size=file_size if file_size is not None else len(content),
+            missing=missing,
+            expired=expired,
+            delay=delay,
+        )
+        with self.lock:
+            self.media[media_id] = media
+        return media
+
     def reply(self, status: int = 200, json: Any = None, **kwargs: Any) -> None:
         """Script the next answer; several calls queue several answers."""
         with self.lock:
@@ -120,6 +171,10 @@ class FakeCloudApi:
         return self.default_reply(request)
 
     def default_reply(self, request: RecordedRequest) -> Reply:
+        if request.method == "GET":
+            media = self.media_reply(request)
+            if media is not None:
+                return media
         if request.method != "POST":
             return Reply(json={"data": []})
         payload = request.json if isinstance(request.json, dict) else {}
@@ -132,6 +187,43 @@ class FakeCloudApi:
                 "messaging_product": "whatsapp",
                 "contacts": [{"input": to, "wa_id": to}],
                 "messages": [message],
+            }
+        )
+
+    def media_reply(self, request: RecordedRequest) -> Reply | None:
+        """Graph's answers for media: the look-up and the download (None: not media)."""
+        path = request.path.split("?", 1)[0]
+        if path.startswith(DOWNLOAD_PATH):
+            media_id, downloading = path[len(DOWNLOAD_PATH) :], True
+        elif path.startswith(f"/{API_VERSION}/") and path.count("/") == 2:
+            media_id, downloading = path.rsplit("/", 1)[1], False
+        else:
+            return None
+        media = self.media.get(media_id)
+        if media is not None and request.headers.get("Authorization") != f"Bearer {media.token}":
+            return Reply(401, graph_error(190, "Invalid OAuth access token."))
+        if downloading:
+            if media is None or media.expired:
+                return Reply(404, body=b"URL signature expired", content_type="text/plain")
+            return Reply(200, body=media.content, content_type=media.mime_type, delay=media.delay)
+        if media is None or media.missing:
+            return Reply(
+                404,
+                graph_error(
+                    100,
+                    f"Unsupported get request. Object with ID '{media_id}' does not exist.",
+                    type="GraphMethodException",
+                ),
+            )
+        host, port = self.server.server_address[:2]
+        return Reply(
+            json={
+                "messaging_product": "whatsapp",
+                "url": f"http://{host}:{port}{DOWNLOAD_PATH}{media_id}",
+                "mime_type": media.mime_type,
+                "sha256": media.sha256,
+                "file_size": str(media.file_size),
+                "id": media_id,
             }
         )
 

@@ -199,10 +199,38 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is missing
+# Media (docs/media.md): customers' images, voice notes, videos and documents are kept in
+# Django's default storage, the file system under MEDIA_ROOT unless MEDIA_STORAGE=s3 puts
+# them in an S3-compatible bucket (django-storages; its AWS_* settings below).
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or VAR_DIR / "media")
+MEDIA_STORAGE = env_str("MEDIA_STORAGE", "filesystem").lower()
+if MEDIA_STORAGE == "filesystem":
+    DEFAULT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+elif MEDIA_STORAGE == "s3":
+    DEFAULT_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_str("AWS_STORAGE_BUCKET_NAME"),
+            "endpoint_url": env_str("AWS_S3_ENDPOINT_URL") or None,
+            "region_name": env_str("AWS_S3_REGION_NAME") or None,
+            "access_key": env_str("AWS_S3_ACCESS_KEY_ID") or None,
+            "secret_key": env_str("AWS_S3_SECRET_ACCESS_KEY") or None,
+            "location": env_str("AWS_LOCATION"),
+            "default_acl": None,  # private: the files leave only through the API
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+    if not DEFAULT_STORAGE["OPTIONS"]["bucket_name"]:
+        raise ImproperlyConfigured("MEDIA_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME.")
+else:
+    raise ImproperlyConfigured(f"MEDIA_STORAGE must be filesystem or s3, not {MEDIA_STORAGE!r}.")
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": DEFAULT_STORAGE,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Bytes read from the channel and written to storage at a time while media downloads.
+MEDIA_CHUNK_SIZE = int(env_number("MEDIA_CHUNK_SIZE", 1024 * 1024, minimum=4096))
 # Serve straight from the apps when collectstatic has not run (tests, first start).
 WHITENOISE_USE_FINDERS = True
 

@@ -17,7 +17,8 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
@@ -27,7 +28,8 @@ from accounts.models import Organization
 from messaging_project.api.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import AutoReply, Channel, ChannelKind, Chat, MessageTemplate
+from sending.media import download_name
+from sending.models import AutoReply, Channel, ChannelKind, Chat, MediaState, MessageTemplate
 
 
 def pretty_json(value) -> str:
@@ -49,6 +51,9 @@ class ReadOnlyAdmin(OrganizationScopedAdmin):
 
 @admin.register(Chat)
 class ChatAdmin(ReadOnlyAdmin):
+    """Chats, read-only; an inbound chat's media with a link that opens the stored file
+    (through the admin, so only staff who may see the chat can open it)."""
+
     list_display = ["created_at", "contact", "type", "status", "error_code", "error_title"]
     list_filter = ["status", "type"]
     list_select_related = ["contact"]
@@ -62,6 +67,7 @@ class ChatAdmin(ReadOnlyAdmin):
         "wam_id",
         "created_at",
         "message",
+        "media_file",
         "error_code",
         "error_title",
         "error",
@@ -71,6 +77,50 @@ class ChatAdmin(ReadOnlyAdmin):
     @admin.display(description="message")
     def message(self, chat):
         return pretty_json(chat.metadata)
+
+    @admin.display(description="media")
+    def media_file(self, chat):
+        media = chat.media
+        if media is None:
+            return "-"
+        if media.state != MediaState.AVAILABLE:
+            error = f": {media.last_error}" if media.last_error else ""
+            return f"{media.kind}, {media.status} (attempts: {media.attempts}){error}"
+        url = reverse("admin:sending_chat_media", args=[chat.pk])
+        return format_html(
+            '<a href="{}">Open the {} ({}, {} bytes)</a>',
+            url,
+            media.kind,
+            media.mime_type,
+            media.size,
+        )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.media_view)
+        return [path("<int:pk>/media/", view, name="sending_chat_media"), *super().get_urls()]
+
+    def media_view(self, request, pk):
+        # get_object goes through the staff member's organization: another's chat is a 404.
+        chat = self.get_object(request, str(pk))
+        if chat is None or not self.has_view_permission(request, chat):
+            raise Http404("No such chat.")
+        media = chat.media
+        if media is None or media.state != MediaState.AVAILABLE:
+            raise Http404("The chat's media is not available.")
+        try:
+            stored = default_storage.open(media.file.name, "rb")
+        except FileNotFoundError:
+            raise Http404("The media file is missing from storage.") from None
+        # Shown inline (an image, a video, a voice note); a document downloads.
+        response = FileResponse(
+            stored,
+            as_attachment=media.kind == "document",
+            filename=download_name(media, chat),
+            content_type=media.mime_type or "application/octet-stream",
+        )
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "sandbox"
+        return response
 
     @admin.display(description="channel error")
     def error(self, chat):

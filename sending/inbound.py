@@ -37,6 +37,7 @@ from contacts.services import contact_for_phone
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.gateway.cloud_api import is_message_id
+from sending.media import attach_media
 from sending.models import AutoReply, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.tasks import send_auto_reply
 
@@ -274,6 +275,7 @@ def record_message(
         summary.duplicates += 1
         return
     summary.messages += 1
+    attach_media(chat, item)  # an image, voice note...: its download is a task
     if text is not None:
         schedule_auto_reply(chat, text, summary)
 
@@ -289,5 +291,6 @@ def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
         inbound=chat,
         canned_reply=reply,
         message=reply.response_text,
+        media_type=reply.media_type,
     )
     summary.replies.append(send_auto_reply.enqueue(auto_reply.pk).id)

@@ -83,7 +83,15 @@ class Chat(OrganizationRecord):
     type = models.CharField(max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND)
     # What the message says, as api.md describes it; returned JSON-encoded.
     metadata = models.JSONField(default=dict)
-    media_id = models.PositiveBigIntegerField(null=True, blank=True)
+    # The media an inbound message carried (api.md's `media_id`): fetched by a task.
+    media = models.ForeignKey(
+        "ChatMedia",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_column="media_id",
+        related_name="chats",
+    )
     status = models.CharField(max_length=32, choices=ChatStatus.choices)
     # Why a message failed: Graph's error code, its text, and the whole channel_error object.
     error_code = models.IntegerField(null=True, blank=True)
@@ -197,7 +205,9 @@ class AutoReply(models.Model):
     canned_reply = models.ForeignKey(
         "canned_replies.CannedReply", null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    message = models.TextField(help_text="The reply's text, as matched.")
+    message = models.TextField(help_text="The reply's text, or a media reply's URL, as matched.")
+    # A media reply's type (image, audio, document, video); empty for a text reply.
+    media_type = models.CharField(max_length=16, blank=True, default="")
     state = models.CharField(
         max_length=16, choices=AutoReplyState.choices, default=AutoReplyState.PENDING
     )
@@ -215,3 +225,51 @@ class AutoReply(models.Model):
 
     def __str__(self) -> str:
         return f"auto-reply to {self.inbound_id} ({self.state})"
+
+
+class MediaState(models.TextChoices):
+    PENDING = "pending", "pending"  # recorded with its message, not fetched yet
+    FETCHING = "fetching", "fetching"  # a task run is downloading it
+    RETRYING = "retrying", "retrying"  # a download failed for now; the next is enqueued
+    AVAILABLE = "available", "available"  # in storage: GET /api/chats/{uuid}/media
+    FAILED = "failed", "failed"  # refused, too large, wrong checksum or out of attempts
+
+
+class ChatMedia(models.Model):
+    """The file of an inbound image, audio, video, document or sticker, and its download.
+
+    Created with the inbound chat, in the webhook's transaction, together with the task
+    that fetches it from the channel into Django's storage (sending/media.py,
+    sending/tasks.py). `media_id` is WhatsApp's id for it; `sha256` and `mime_type` what
+    the webhook said; `file` the stored copy once it is `available`.
+    """
+
+    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE)
+    media_id = models.CharField(max_length=255, help_text="WhatsApp's id of the media.")
+    kind = models.CharField(max_length=16, help_text="image, audio, video, document or sticker")
+    mime_type = models.CharField(max_length=255, blank=True, default="")
+    sha256 = models.CharField(max_length=128, blank=True, default="")
+    file_name = models.CharField(
+        max_length=255, blank=True, default="", help_text="A document's name, as sent."
+    )
+    state = models.CharField(max_length=16, choices=MediaState.choices, default=MediaState.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    file = models.FileField(max_length=255, blank=True, default="")
+    size = models.PositiveBigIntegerField(null=True, blank=True, help_text="Bytes stored.")
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "chat media"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.media_id} ({self.state})"
+
+    @property
+    def status(self) -> str:
+        """What the chat record says: pending (until fetched or given up), available, failed."""
+        if self.state in (MediaState.AVAILABLE, MediaState.FAILED):
+            return self.state
+        return MediaState.PENDING

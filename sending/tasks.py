@@ -1,4 +1,5 @@
-"""Sending's background tasks: the auto-reply to an inbound message.
+"""Sending's background tasks: the auto-reply to an inbound message (a text, or a media
+message by link), and the download of an inbound message's media (`fetch_media`).
 
 Tasks run at least once (a worker that dies mid-task leaves it to another), so the
 auto-reply is claimed before the channel is called: a conditional update moves it
@@ -11,15 +12,17 @@ WhatsApp may have delivered it or not, and we cannot ask, so the reply is marked
 import logging
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
 
 from messaging_project.api.retries import retry_later
+from sending import media as inbound_media
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
-from sending.models import AutoReply, AutoReplyState
-from sending.services import SendFailed, send_message
+from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
+from sending.services import SendFailed, send_media, send_message
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +45,21 @@ def send_auto_reply(auto_reply_id: int) -> str:
     )
     phone = auto_reply.inbound.contact.phone
     try:
-        result = send_message(
-            organization=auto_reply.organization,
-            phone=phone,
-            phone_input=f"+{phone}",
-            message=auto_reply.message,
-        )
+        if auto_reply.media_type:  # a media reply: `message` is its URL
+            result = send_media(
+                organization=auto_reply.organization,
+                phone=phone,
+                phone_input=f"+{phone}",
+                media_type=auto_reply.media_type,
+                media_url=auto_reply.message,
+            )
+        else:
+            result = send_message(
+                organization=auto_reply.organization,
+                phone=phone,
+                phone_input=f"+{phone}",
+                message=auto_reply.message,
+            )
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:
@@ -112,3 +124,59 @@ def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") ->
         state=state, reply=reply, last_error=error, updated_at=timezone.now()
     )
     return state
+
+
+# A fetch may run again after its worker died (the task runs at least once): downloading
+# twice is harmless, so a run also takes over one left `fetching`, and only the latest
+# attempt may record its file.
+FETCHABLE = [MediaState.PENDING, MediaState.RETRYING, MediaState.FETCHING]
+
+
+@task()
+def fetch_media(media_pk: int) -> str:
+    """Download one inbound message's media into storage; the state it is left in."""
+    claimed = ChatMedia.objects.filter(pk=media_pk, state__in=FETCHABLE).update(
+        state=MediaState.FETCHING, attempts=F("attempts") + 1, updated_at=timezone.now()
+    )
+    if not claimed:
+        state = ChatMedia.objects.filter(pk=media_pk).values_list("state", flat=True).first()
+        return state or "gone"
+    media = ChatMedia.objects.select_related("organization").get(pk=media_pk)
+    mine = ChatMedia.objects.filter(pk=media_pk, state=MediaState.FETCHING, attempts=media.attempts)
+    try:
+        stored = inbound_media.download(media)
+    except ChannelNotConfigured as error:
+        logger.warning("Media %s not fetched: the channel is not configured", media_pk)
+        mine.update(state=MediaState.FAILED, last_error=error.detail, updated_at=timezone.now())
+        return MediaState.FAILED
+    except inbound_media.MediaFailed as failure:
+        if failure.retryable and media.attempts < settings.TASK_MAX_ATTEMPTS:
+            with transaction.atomic():
+                retry_later(fetch_media, media_pk, attempt=media.attempts)
+                mine.update(
+                    state=MediaState.RETRYING,
+                    last_error=failure.message,
+                    updated_at=timezone.now(),
+                )
+            logger.warning(
+                "Media %s not fetched (attempt %s), retrying later: %s",
+                media_pk,
+                media.attempts,
+                failure.message,
+            )
+            return MediaState.RETRYING
+        logger.warning("Media %s not fetched: %s", media_pk, failure.message)
+        mine.update(state=MediaState.FAILED, last_error=failure.message, updated_at=timezone.now())
+        return MediaState.FAILED
+    recorded = mine.update(
+        state=MediaState.AVAILABLE,
+        file=stored.name,
+        size=stored.size,
+        mime_type=stored.mime_type,
+        last_error="",
+        updated_at=timezone.now(),
+    )
+    if not recorded:  # a later run took over meanwhile: its file is the one kept
+        default_storage.delete(stored.name)
+        return "superseded"
+    return MediaState.AVAILABLE

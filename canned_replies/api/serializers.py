@@ -36,7 +36,11 @@ class CannedReplyInputSerializer(serializers.Serializer):
     match_criteria = MatchCriteriaField()
     response_type = serializers.ChoiceField(
         choices=ResponseType.choices,
-        error_messages={"invalid_choice": "The response type must be text."},
+        error_messages={
+            "invalid_choice": "The response type must be one of: "
+            + ", ".join(ResponseType.values)
+            + "."
+        },
     )
     response = StrictCharField(max_length=4096)
 

@@ -10,14 +10,14 @@ functions and the send answers have exactly the fields documented here.
 """
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
-from drf_spectacular.utils import OpenApiResponse, extend_schema_view
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_view
 from rest_framework import serializers
 
 from contacts.api.schema import ContactRecordSerializer
 from messaging_project.api.schema import (
     LARAVEL_DATETIME,
     RESOURCE_DOC,
-    AlwaysNullField,
     AnyJsonField,
     ChannelErrorSerializer,
     ChannelFailureSerializer,
@@ -35,6 +35,7 @@ from sending.api.serializers import (
     COMPONENT_TYPES,
     COMPONENTS_MAX_BYTES,
     PARAMETER_TYPES,
+    SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
     TemplateComponentField,
@@ -42,6 +43,19 @@ from sending.api.serializers import (
 from sending.models import ChatStatus, ChatType
 
 # Chats and templates --------------------------------------------------------------------
+
+
+class ChatMediaRecordSerializer(serializers.Serializer):
+    """`sending.api.serializers.media_data`: an inbound chat's media."""
+
+    type = text("image, audio, video, document or sticker")
+    status = text(
+        "`pending` until fetched from the channel, then `available` "
+        "(GET /api/chats/{uuid}/media gives the file) or `failed`."
+    )
+    mime_type = text(null=True)
+    file_name = text("A document's name, as the customer sent it.", null=True)
+    file_size = integer("Bytes, once available.", null=True)
 
 
 class TemplateChatRecordSerializer(RecordSerializer):
@@ -54,7 +68,9 @@ class TemplateChatRecordSerializer(RecordSerializer):
     media_id = integer(null=True)
     status = serializers.ChoiceField(choices=ChatStatus.choices)
     created_at = text(LARAVEL_DATETIME)
-    media = AlwaysNullField()
+    media = ChatMediaRecordSerializer(
+        allow_null=True, help_text="The media an inbound message carried; null otherwise."
+    )
 
 
 class SentChatRecordSerializer(TemplateChatRecordSerializer):
@@ -218,15 +234,27 @@ class TemplateComponentSchema(OpenApiSerializerFieldExtension):
 # The views ------------------------------------------------------------------------------
 
 
+def chat_schema(view):
+    """The chats' list and detail, and the media file of one."""
+    view = resource_schema(noun="chat", page=ChatPage, detail=ChatDetail, writable=False)(view)
+    media = described(
+        summary="Download the media of an inbound chat",
+        success=OpenApiResponse(
+            OpenApiTypes.BINARY,
+            "The file, with its content type and `Content-Disposition: attachment; "
+            "filename=\"...\"` (a document's own name, or the kind and the chat's uuid).",
+        ),
+        codes=(404,),
+        # The renderer that lets `Accept: image/*` through is not a format to choose.
+        extra_parameters=[OpenApiParameter("format", exclude=True)],
+    )
+    return extend_schema_view(media=media)(view)
+
+
 class ChatViewSchema(OpenApiViewExtension):
     target_class = "sending.api.views.ChatViewSet"
     view_replacement = documented(
-        resource_schema(
-            noun="chat",
-            page=ChatPage,
-            detail=ChatDetail,
-            writable=False,
-        ),
+        chat_schema,
         "Chats: the messages sent and received. One chat also shows its status history "
         f"(`statuses`). {RESOURCE_DOC}",
     )
@@ -287,4 +315,19 @@ class SendTemplateViewSchema(OpenApiViewExtension):
             success=TemplateSendResponseSerializer,
         ),
         f"A template message; `components` go to the channel as given. {SEND_DOC}",
+    )
+
+
+class SendMediaViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendMediaView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send a media message (image, document, audio, video or sticker)",
+            request=SendMediaInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        "A media message by link: WhatsApp fetches `media_url` (https, on a public "
+        "address). A `caption` (at most 1024 characters) goes with an image, video or "
+        "document, a `file_name` with a document; `first_name`, `last_name` and `email` "
+        f"name a contact created for the number. {SEND_DOC}",
     )

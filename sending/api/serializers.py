@@ -14,7 +14,9 @@ from messaging_project.api.fields import (
     StrictCharField,
 )
 from messaging_project.api.formats import json_text, laravel_datetime
+from messaging_project.api.public_urls import url_problem
 from sending.models import Chat, ChatStatus, MessageTemplate
+from sending.services.payloads import CAPTION_TYPES, FILE_NAME_TYPES, MEDIA_TYPES
 
 # WhatsApp Cloud API limits.
 TEXT_BODY_MAX = 4096
@@ -92,6 +94,71 @@ def duplicate_buttons(buttons: list[dict[str, str]]) -> list[dict[str, list[str]
             seen[field].add(button[field])
         errors.append(found)
     return errors
+
+
+CAPTION_MAX = 1024
+FILE_NAME_MAX = 255
+
+
+class MediaUrlField(StrictCharField):
+    """A URL WhatsApp fetches the media from: https (http only where private URLs are
+    allowed), on a public address, the rule of the event webhooks (contract 11)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 2048)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        url = super().to_internal_value(data)
+        problem = url_problem(url, https_only=True)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return url
+
+
+class SendMediaInputSerializer(serializers.Serializer):
+    """`POST /api/send/media`: a media message by link, and the contact fields a contact
+    created for the number gets."""
+
+    phone = PhoneNumberField()
+    media_type = serializers.ChoiceField(
+        choices=MEDIA_TYPES,
+        error_messages={
+            "invalid_choice": "The media type must be one of: " + ", ".join(MEDIA_TYPES) + "."
+        },
+    )
+    media_url = MediaUrlField()
+    caption = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=CAPTION_MAX,
+        trim_whitespace=False,
+    )
+    file_name = optional_text(FILE_NAME_MAX)
+    first_name = optional_text(255)
+    last_name = optional_text(255)
+    email = serializers.EmailField(
+        required=False, allow_null=True, allow_blank=True, max_length=255
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        kind = attrs["media_type"]
+        errors: dict[str, list[str]] = {}
+        if attrs.get("caption") and kind not in CAPTION_TYPES:
+            errors["caption"] = [
+                f"A {kind} takes no caption; only " + ", ".join(CAPTION_TYPES) + " do."
+            ]
+        if attrs.get("file_name") and kind not in FILE_NAME_TYPES:
+            errors["file_name"] = ["Only a document takes a file name."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        attrs["new_contact"] = {
+            field: attrs.pop(field, None) or None for field in ("first_name", "last_name", "email")
+        }
+        for field in ("caption", "file_name"):
+            attrs[field] = attrs.get(field) or None
+        return attrs
 
 
 # What Meta documents for sending a template (its pages on template messages, and on
@@ -314,8 +381,23 @@ def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
     data["created_at"] = laravel_datetime(chat.created_at)
     if with_contact:
         data["contact"] = contact_data(chat.contact)
-    data["media"] = None
+    data["media"] = media_data(chat)
     return data
+
+
+def media_data(chat: Chat) -> dict[str, Any] | None:
+    """The media an inbound chat carried, and whether `GET /api/chats/{uuid}/media` has it
+    yet: `pending` until fetched, then `available`, or `failed`. Null for other chats."""
+    if chat.media_id is None:  # no query for the chats without media
+        return None
+    media = chat.media
+    return {
+        "type": media.kind,
+        "status": media.status,
+        "mime_type": media.mime_type or None,
+        "file_name": media.file_name or None,
+        "file_size": media.size if media.status == "available" else None,
+    }
 
 
 def chat_record(chat: Chat) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from messaging_project.api.routers import ApiRouter
 from sending.api.views import (
     ChatViewSet,
     MessageTemplateViewSet,
+    SendMediaView,
     SendMessageView,
     SendTemplateView,
 )
@@ -15,5 +16,6 @@ router.register("templates", MessageTemplateViewSet, basename="template")
 urlpatterns = [
     re_path(r"^send/?$", SendMessageView.as_view(), name="send"),
     re_path(r"^send/template/?$", SendTemplateView.as_view(), name="send-template"),
+    re_path(r"^send/media/?$", SendMediaView.as_view(), name="send-media"),
     *router.urls,
 ]

@@ -4,6 +4,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from django.core.files.storage import default_storage
+from django.http import FileResponse
+from rest_framework.decorators import action
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,6 +17,7 @@ from messaging_project.api.viewsets import OrganizationScopedMixin, Organization
 from sending import services
 from sending.api.filters import ChatFilter, MessageTemplateFilter
 from sending.api.serializers import (
+    SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
     chat_data,
@@ -22,7 +27,8 @@ from sending.api.serializers import (
 )
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
-from sending.models import Chat, MessageTemplate
+from sending.media import download_name
+from sending.models import Chat, MediaState, MessageTemplate
 
 # The contract's status for each way the channel can fail (contract.md, section 1).
 CHANNEL_STATUS = {
@@ -136,10 +142,61 @@ class SendTemplateView(OrganizationScopedMixin, APIView):
         return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
 
 
+class SendMediaView(OrganizationScopedMixin, APIView):
+    """`POST /api/send/media`: an image, document, audio, video or sticker, by link."""
+
+    @idempotent
+    def post(self, request):
+        serializer = SendMediaInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with channel_errors():
+            result = services.send_media(
+                organization=self.organization,
+                phone_input=request.data["phone"],
+                **serializer.validated_data,
+            )
+        return send_response(result, chat=chat_data(result.chat), template=False)
+
+
+class AnyMediaRenderer(BaseRenderer):
+    """Lets a client that asks for the file's own type (`Accept: image/jpeg`) have it: the
+    file is a FileResponse, never rendered; an error is still the JSON envelope."""
+
+    media_type = "*/*"
+    format = "file"
+    charset = None
+    render_json = JSONRenderer().render
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return self.render_json(data, "application/json", renderer_context)
+
+
 class ChatViewSet(OrganizationViewSet):
-    queryset = Chat.objects.live().select_related("contact")
+    queryset = Chat.objects.live().select_related("contact", "media")
     filterset_class = ChatFilter
     represent = staticmethod(chat_record)
+
+    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, AnyMediaRenderer])
+    def media(self, request, uuid=None):
+        """The file of an inbound image, voice note, video, document or sticker, once
+        fetched from the channel (404 before, and for another organization's chat)."""
+        chat = self.get_object()
+        media = chat.media
+        if media is None or media.state != MediaState.AVAILABLE:
+            raise ApiError(404, "Not found.")
+        try:
+            stored = default_storage.open(media.file.name, "rb")
+        except FileNotFoundError:
+            raise ApiError(404, "Not found.") from None
+        response = FileResponse(
+            stored,
+            as_attachment=True,
+            filename=download_name(media, chat),
+            content_type=media.mime_type or "application/octet-stream",
+        )
+        response["Cache-Control"] = "private, no-store"
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
 
     def retrieve(self, request, *args, **kwargs):
         """One chat, with the history of its status updates from the webhook."""

@@ -4,7 +4,13 @@
 """
 
 from accounts.models import Organization
-from sending.gateway.base import ChannelNotConfigured, FailureKind, Gateway, GatewayError
+from sending.gateway.base import (
+    ChannelNotConfigured,
+    FailureKind,
+    Gateway,
+    GatewayError,
+    MediaTooLarge,
+)
 from sending.gateway.cloud_api import CloudApiGateway
 from sending.gateway.sandbox import SandboxGateway
 from sending.models import Channel, ChannelKind
@@ -15,6 +21,7 @@ __all__ = [
     "FailureKind",
     "Gateway",
     "GatewayError",
+    "MediaTooLarge",
     "SandboxGateway",
     "gateway_for",
 ]

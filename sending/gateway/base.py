@@ -7,6 +7,7 @@ nothing of HTTP statuses or chats: the send service records the failed chat, and
 API (sending/api/views.py) turns the `kind` into the contract's status code.
 """
 
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -79,3 +80,19 @@ class Gateway(Protocol):
     def list_templates(self) -> list[dict[str, Any]]:
         """Every message template of the business account, as Graph describes them."""
         ...
+
+    def media_info(self, media_id: str) -> dict[str, Any]:
+        """Where to download an inbound message's media: `url` (a text), and what the
+        channel says of it, `mime_type` and `sha256` (texts, maybe empty) and `file_size`
+        (an int or None). Raises GatewayError."""
+        ...
+
+    def download_media(self, url: str, *, max_bytes: int, chunk_size: int) -> Iterator[bytes]:
+        """The bytes at `url` (from `media_info`), in chunks of at most `chunk_size`,
+        never holding the whole file. Raises GatewayError, and MediaTooLarge as soon as
+        the channel announces or sends more than `max_bytes`."""
+        ...
+
+
+class MediaTooLarge(Exception):
+    """The media is larger than its type's limit: it is not downloaded (any further)."""

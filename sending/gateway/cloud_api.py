@@ -11,16 +11,17 @@ import functools
 import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 
 from sending.gateway import storable
-from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError
+from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError, MediaTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -158,22 +159,8 @@ class CloudApiGateway:
                 **environment_settings(origin_of(url)),
                 **kwargs,
             )
-        except requests.Timeout:
-            raise GatewayError(
-                FailureKind.TIMEOUT,
-                "The WhatsApp channel did not answer in time.",
-                type="timeout",
-                retryable=True,
-            ) from None
         except requests.RequestException as error:
-            # Refused or reset connections, TLS failures, broken or undecodable bodies.
-            raise GatewayError(
-                FailureKind.UNAVAILABLE,
-                "The WhatsApp channel could not be reached.",
-                type="connection_error",
-                details=root_cause(error),
-                retryable=True,
-            ) from None
+            raise network_error(error) from None
         try:
             body = response.json()
         except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
@@ -211,6 +198,68 @@ class CloudApiGateway:
             )
         return accepted_answer(answer, first)
 
+    def media_info(self, media_id: str) -> dict[str, Any]:
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{quote(media_id, safe='')}"
+        answer = self.request("GET", url, params={"phone_number_id": self.phone_number_id})
+        link = answer.get("url")
+        if not (isinstance(link, str) and urlsplit(link).scheme in ("http", "https")):
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no media URL.",
+                type="invalid_response",
+                http_status=200,
+                retryable=True,
+            )
+        return {
+            "url": link,
+            "mime_type": storable.text(answer.get("mime_type") or "", 255),
+            "sha256": storable.text(answer.get("sha256") or "", 128),
+            "file_size": file_size(answer.get("file_size")),
+        }
+
+    def download_media(self, url: str, *, max_bytes: int, chunk_size: int) -> Iterator[bytes]:
+        if not token_may_go_to(url):
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's media URL is not https: the access token stays here.",
+                type="invalid_response",
+            )
+        headers = {"Authorization": f"Bearer {self.access_token}"}
+        try:
+            response = session.get(
+                url,
+                headers=headers,
+                timeout=timeouts(),
+                stream=True,  # read chunk by chunk below, never the whole file at once
+                allow_redirects=False,
+                **environment_settings(origin_of(url)),
+            )
+        except requests.RequestException as error:
+            raise network_error(error) from None
+        with response:
+            if response.status_code != 200:
+                # An expired URL is a 4xx too: a new look-up gives a new one, so retry.
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    f"The WhatsApp channel's media download answered with HTTP "
+                    f"{response.status_code}.",
+                    type="http_error",
+                    http_status=response.status_code,
+                    retryable=True,
+                )
+            announced = file_size(response.headers.get("Content-Length"))
+            if announced is not None and announced > max_bytes:
+                raise MediaTooLarge(f"{announced} bytes announced, at most {max_bytes} allowed")
+            received = 0
+            try:
+                for chunk in response.iter_content(chunk_size):
+                    received += len(chunk)
+                    if received > max_bytes:
+                        raise MediaTooLarge(f"more than {max_bytes} bytes sent")
+                    yield chunk
+            except requests.RequestException as error:
+                raise network_error(error) from None
+
     def list_templates(self) -> list[dict[str, Any]]:
         if not self.business_account_id:
             raise ChannelNotConfigured(
@@ -247,6 +296,40 @@ class CloudApiGateway:
             f"The WhatsApp channel's template list runs past {MAX_TEMPLATE_PAGES} pages.",
             type="invalid_response",
         )
+
+
+def network_error(error: requests.RequestException) -> GatewayError:
+    """No answer in time, or none at all: refused or reset connections, TLS failures,
+    broken or undecodable bodies."""
+    if isinstance(error, requests.Timeout):
+        return GatewayError(
+            FailureKind.TIMEOUT,
+            "The WhatsApp channel did not answer in time.",
+            type="timeout",
+            retryable=True,
+        )
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel could not be reached.",
+        type="connection_error",
+        details=root_cause(error),
+        retryable=True,
+    )
+
+
+def file_size(value: Any) -> int | None:
+    """Graph's `file_size` (a number, or digits in a string), or None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def token_may_go_to(url: str) -> bool:
+    """The access token travels over https only, or to Graph's own origin (the stand-in
+    the tests and the bench run on loopback speaks http)."""
+    return urlsplit(url).scheme == "https" or same_origin(url, settings.WHATSAPP_GRAPH_URL)
 
 
 def root_cause(error: BaseException) -> str:

@@ -3,18 +3,30 @@
 It answers exactly as the Cloud API does (`wamid.` ids, `contacts[{input, wa_id}]`,
 `message_status` for templates), so the rest of the service cannot tell the
 difference. What it "sent" is kept in `outbox`, newest last, for tests and the admin.
+
+Inbound media of a sandbox organization (`simulate_inbound --media FILE`) is "on the
+channel" as a file in Django's storage under `SANDBOX_MEDIA_DIR`; `media_info` and
+`download_media` serve it from there as Graph serves a customer's photo.
 """
 
 import base64
+import hashlib
 import secrets
 import threading
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.core.files.storage import default_storage
+
+from sending.gateway.base import FailureKind, GatewayError, MediaTooLarge
+
 # Bounded, so that a long-running development server does not grow without end.
 OUTBOX_SIZE = 1000
+SANDBOX_MEDIA_DIR = "sandbox-media"
+SANDBOX_URL = "sandbox:"
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,37 @@ def sent_messages(organization_id: int | None = None) -> list[SandboxMessage]:
     """A snapshot of the outbox, optionally for one organization."""
     with _lock:
         return [m for m in outbox if organization_id in (None, m.organization_id)]
+
+
+def new_media_id() -> str:
+    """Shaped like WhatsApp's media ids: 15 to 16 digits."""
+    return str(10**15 + secrets.randbelow(9 * 10**15))
+
+
+def put_media(media_id: str, content) -> str:
+    """Keep a file (a django File) as the sandbox channel's media `media_id`; its
+    sha256, as the webhook carries it."""
+    digest = hashlib.sha256()
+    for chunk in content.chunks():
+        digest.update(chunk)
+    content.seek(0)
+    default_storage.delete(media_name(media_id))
+    default_storage.save(media_name(media_id), content)
+    return digest.hexdigest()
+
+
+def media_name(media_id: str) -> str:
+    return f"{SANDBOX_MEDIA_DIR}/{media_id}"
+
+
+def not_found(media_id: str) -> GatewayError:
+    return GatewayError(
+        FailureKind.REFUSED,
+        f"The sandbox channel has no media {media_id}.",
+        code=100,
+        type="GraphMethodException",
+        http_status=404,
+    )
 
 
 def new_message_id(to: str) -> str:
@@ -86,3 +129,31 @@ class SandboxGateway:
 
     def list_templates(self) -> list[dict[str, Any]]:
         return [HELLO_WORLD]
+
+    def media_info(self, media_id: str) -> dict[str, Any]:
+        name = media_name(media_id)
+        if "/" in media_id or not default_storage.exists(name):
+            raise not_found(media_id)
+        # The webhook carried the type and checksum; the channel adds only the size.
+        return {
+            "url": SANDBOX_URL + media_id,
+            "mime_type": "",
+            "sha256": "",
+            "file_size": default_storage.size(name),
+        }
+
+    def download_media(self, url: str, *, max_bytes: int, chunk_size: int) -> Iterator[bytes]:
+        media_id = url.removeprefix(SANDBOX_URL)
+        if not url.startswith(SANDBOX_URL) or "/" in media_id:
+            raise not_found(media_id)
+        try:
+            stored = default_storage.open(media_name(media_id), "rb")
+        except FileNotFoundError:
+            raise not_found(media_id) from None
+        received = 0
+        with stored:
+            for chunk in stored.chunks(chunk_size):
+                received += len(chunk)
+                if received > max_bytes:
+                    raise MediaTooLarge(f"more than {max_bytes} bytes")
+                yield chunk

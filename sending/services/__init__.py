@@ -1,6 +1,7 @@
 """Sending's services: every write of the app, for the API, the admin and the commands.
 
-- `send`: sending a message and recording its chat (`send_message`, `send_template`);
+- `send`: sending a message and recording its chat (`send_message`, `send_template`,
+  `send_media`);
 - `payloads`: the Cloud API's message payloads;
 - `templates`: the templates synced from the channel, and a template send's text;
 - `channel`: the channel settings (`configure_channel`).
@@ -14,6 +15,7 @@ from sending.services.send import (
     SendFailed,
     SendNotRecorded,
     SendResult,
+    send_media,
     send_message,
     send_template,
 )
@@ -25,6 +27,7 @@ __all__ = [
     "SendResult",
     "SyncResult",
     "configure_channel",
+    "send_media",
     "send_message",
     "send_template",
     "sync_templates",

@@ -54,3 +54,33 @@ def template_payload(*, phone: str, template: dict[str, Any]) -> dict[str, Any]:
         "type": "template",
         "template": body,
     }
+
+
+# What each media type may carry besides its link (Meta's pages on media messages):
+# a caption on images, videos and documents, a file name on documents only.
+MEDIA_TYPES = ("image", "document", "audio", "video", "sticker")
+CAPTION_TYPES = ("image", "video", "document")
+FILE_NAME_TYPES = ("document",)
+
+
+def media_payload(
+    *,
+    phone: str,
+    media_type: str,
+    link: str,
+    caption: str | None = None,
+    file_name: str | None = None,
+) -> dict[str, Any]:
+    """A media message sent by link: `{"type": T, T: {"link", "caption"?, "filename"?}}`."""
+    media: dict[str, Any] = {"link": link}
+    if caption and media_type in CAPTION_TYPES:
+        media["caption"] = caption
+    if file_name and media_type in FILE_NAME_TYPES:
+        media["filename"] = file_name
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": phone,
+        "type": media_type,
+        media_type: media,
+    }

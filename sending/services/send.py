@@ -25,7 +25,12 @@ from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
-from sending.services.payloads import button_payload, template_payload, text_payload
+from sending.services.payloads import (
+    button_payload,
+    media_payload,
+    template_payload,
+    text_payload,
+)
 from sending.services.templates import check_parameter_count, rendered_metadata
 
 logger = logging.getLogger(__name__)
@@ -153,6 +158,40 @@ def send_template(
     )
 
 
+def send_media(
+    *,
+    organization: Organization,
+    phone: str,
+    media_type: str,
+    media_url: str,
+    caption: str | None = None,
+    file_name: str | None = None,
+    phone_input: str | None = None,
+    new_contact: dict[str, str | None] | None = None,
+) -> SendResult:
+    """A media message by link (image, document, audio, video, sticker).
+
+    The input is expected valid (the API's serializer and the canned replies' checks:
+    a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
+    names and email a contact created for the number gets.
+    """
+    gateway = gateway_for(organization)
+    payload = media_payload(
+        phone=phone, media_type=media_type, link=media_url, caption=caption, file_name=file_name
+    )
+    # The chat keeps what was sent, in the shape inbound media is recorded in.
+    metadata = {"type": media_type, media_type: payload[media_type]}
+    return deliver(
+        organization=organization,
+        gateway=gateway,
+        phone=phone,
+        phone_input=phone_input,
+        payload=payload,
+        metadata=metadata,
+        new_contact=new_contact,
+    )
+
+
 def deliver(
     *,
     organization: Organization,
@@ -161,8 +200,9 @@ def deliver(
     phone_input: str | None,
     payload: dict[str, Any],
     metadata: dict[str, Any],
+    new_contact: dict[str, str | None] | None = None,
 ) -> SendResult:
-    contact = contact_for_phone(organization=organization, phone=phone)
+    contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
     point_of_no_return()

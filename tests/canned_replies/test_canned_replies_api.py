@@ -67,7 +67,11 @@ def test_match_criteria_spellings(api, spelling, stored):
     [
         ({"match_criteria": "regex"}, "match_criteria"),
         ({"match_criteria": 1}, "match_criteria"),
-        ({"response_type": "image"}, "response_type"),
+        (
+            {"response_type": "sticker"},
+            "response_type",
+        ),  # media replies: image|audio|document|video
+        ({"response_type": "image"}, "response"),  # whose response must be a URL
         ({"response": "x" * 4097}, "response"),
         ({"trigger": ""}, "trigger"),
         ({"name": ["list"]}, "name"),

@@ -65,6 +65,16 @@ VALID_BODIES = {
             "components": [{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}],
         },
     },
+    ("post", "/api/send/media"): {
+        "phone": PHONE,
+        "media_type": "document",
+        "media_url": "https://93.184.215.14/invoice.pdf",  # a public address: no DNS needed
+        "caption": "Your invoice",
+        "file_name": "invoice.pdf",
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+        "email": "ada@example.com",
+    },
 }
 
 
