@@ -40,13 +40,14 @@ def send_auto_reply(auto_reply_id: int) -> str:
     auto_reply = AutoReply.objects.select_related("organization", "inbound__contact").get(
         pk=auto_reply_id
     )
-    phone = auto_reply.inbound.contact.phone
+    contact = auto_reply.inbound.contact
     try:
         result = send_message(
             organization=auto_reply.organization,
-            phone=phone,
-            phone_input=f"+{phone}",
+            phone=contact.phone,
+            phone_input=f"+{contact.phone}" if contact.phone else contact.user_id,
             message=auto_reply.message,
+            contact=contact,  # found by its number, or by its user id when it has none
         )
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
