@@ -260,9 +260,7 @@ def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id
             if phone and not by_user.phone:
                 set_whatsapp_identity(by_user, phone=phone)
             return by_user
-        contact = Contact(
-            organization=organization, phone=phone, user_id=user_id, first_name=None
-        )
+        contact = Contact(organization=organization, phone=phone, user_id=user_id, first_name=None)
         try:
             with transaction.atomic():
                 contact.save()

@@ -318,9 +318,11 @@ def matchable_text(kind: str, item: dict) -> str | None:
         return text if isinstance(text, str) else None
     if kind == "interactive":
         interactive = as_dict(item.get("interactive"))
-        reply = as_dict(interactive.get(interactive.get("type"))) if interactive.get(
-            "type"
-        ) in REPLY_TYPES else {}
+        reply = (
+            as_dict(interactive.get(interactive.get("type")))
+            if interactive.get("type") in REPLY_TYPES
+            else {}
+        )
         title = reply.get("title")
         return title if isinstance(title, str) else None
     return None

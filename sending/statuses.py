@@ -87,6 +87,7 @@ def apply_kept_statuses(chat: Chat) -> int:
     if not kept:
         return 0
     ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
-    advance_statuses([event for event in kept if event.status in WEBHOOK_STATUSES], {chat.wam_id: chat})
+    forward = [event for event in kept if event.status in WEBHOOK_STATUSES]
+    advance_statuses(forward, {chat.wam_id: chat})
     chat.refresh_from_db(fields=["status", "error_code", "error_title", "error_details"])
     return len(kept)

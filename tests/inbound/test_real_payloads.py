@@ -83,7 +83,9 @@ def test_every_real_message_becomes_a_chat(org_a, payload):
         pytest.skip("statuses only")
     for message in messages(payload):
         if message["type"] == "system" and "user_id" in message["system"]:
-            ContactFactory(organization=org, phone="", user_id=message["system"]["previous_user_id"])
+            ContactFactory(
+                organization=org, phone="", user_id=message["system"]["previous_user_id"]
+            )
     response = deliver(org, payload)
     assert response.status_code == 200
     processed = response.json()["processed"]
