@@ -131,6 +131,7 @@ def test_response_has_the_documented_shape(api, org_a):
             "updated_at": contact.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
             "deleted_at": None,
             "full_name": " ",
+            "formatted_phone_number": "+49 1512 3456789",
         },
         "media": None,
     }
