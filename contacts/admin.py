@@ -42,7 +42,7 @@ class ContactForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         contact = self.instance
         if contact.pk:
-            self.initial["phone"] = f"+{contact.phone}"
+            self.initial["phone"] = f"+{contact.phone}" if contact.phone else ""
             for key, value in (contact.address or {}).items():
                 if key in services.ADDRESS_KEYS:
                     self.initial[key] = value
@@ -109,7 +109,8 @@ class ContactAdmin(OrganizationScopedAdmin):
 
     @admin.display(description="phone", ordering="phone")
     def phone_number(self, contact):
-        return f"+{contact.phone}"
+        # A user whose number WhatsApp withholds is known by their WhatsApp user id.
+        return f"+{contact.phone}" if contact.phone else contact.user_id or "-"
 
     @admin.display(description="favourite", boolean=True, ordering="is_favorite")
     def favourite(self, contact):

@@ -27,7 +27,14 @@ class ContactGroup(OrganizationRecord):
 class Contact(OrganizationRecord):
     first_name = models.CharField(max_length=255, null=True, blank=True)
     last_name = models.CharField(max_length=255, null=True, blank=True)
-    phone = models.CharField(max_length=20, help_text="Digits only, country code first.")
+    phone = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="Digits only, country code first; empty when WhatsApp withholds it.",
+    )
+    # WhatsApp's business-scoped user id (BSUID, `CC.` + up to 128 characters): the one
+    # identity of a user who adopted a username and whose number WhatsApp withholds.
+    user_id = models.CharField("WhatsApp user id", max_length=160, blank=True, default="")
     email = models.EmailField(max_length=255, null=True, blank=True)
     avatar = models.CharField(max_length=255, null=True, blank=True)
     address = models.JSONField(null=True, blank=True)
@@ -40,15 +47,22 @@ class Contact(OrganizationRecord):
     class Meta(OrganizationRecord.Meta):
         constraints = [
             models.UniqueConstraint(
-                fields=["organization", "phone"], condition=LIVE, name="unique_live_contact_phone"
-            )
+                fields=["organization", "phone"],
+                condition=LIVE & ~Q(phone=""),
+                name="unique_live_contact_phone",
+            ),
+            models.UniqueConstraint(
+                fields=["organization", "user_id"],
+                condition=LIVE & ~Q(user_id=""),
+                name="unique_live_contact_user_id",
+            ),
         ]
         indexes = [
             models.Index(fields=["organization", "id"], condition=LIVE, name="live_contacts")
         ]
 
     def __str__(self) -> str:
-        return self.full_name.strip() or f"+{self.phone}"
+        return self.full_name.strip() or (f"+{self.phone}" if self.phone else self.user_id)
 
     @property
     def full_name(self) -> str:

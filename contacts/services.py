@@ -224,7 +224,7 @@ def contact_for_phone(
     email: str | None = None,
 ) -> Contact:
     """The organization's live contact for a number, created if there is none (with the
-    names and email given, empty by default; an existing contact keeps its own)."""
+    names and email given, as the original product's send endpoints do)."""
     contact = Contact.objects.live().filter(organization=organization, phone=phone).first()
     if contact is not None:
         return contact
@@ -238,6 +238,78 @@ def contact_for_phone(
         )
     except ValidationError:  # created meanwhile by a concurrent request
         return Contact.objects.live().get(organization=organization, phone=phone)
+
+
+def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id: str) -> Contact:
+    """The live contact of a WhatsApp user known by their number, their business-scoped
+    user id (BSUID), or both; created when there is none.
+
+    The number wins: a user id is added to the number's contact when it has none. A
+    contact known only by its user id (WhatsApp withheld the number) gains the number
+    when it comes.
+    """
+    for _attempt in range(2):
+        live = Contact.objects.live().filter(organization=organization)
+        by_phone = live.filter(phone=phone).first() if phone else None
+        by_user = live.filter(user_id=user_id).first() if user_id else None
+        if by_phone is not None:
+            if user_id and not by_phone.user_id and by_user is None:
+                set_whatsapp_identity(by_phone, user_id=user_id)
+            return by_phone
+        if by_user is not None:
+            if phone and not by_user.phone:
+                set_whatsapp_identity(by_user, phone=phone)
+            return by_user
+        contact = Contact(organization=organization, phone=phone, user_id=user_id, first_name=None)
+        try:
+            with transaction.atomic():
+                contact.save()
+                adjust_live_count(organization_id=organization.pk, contact_id=contact.pk, delta=1)
+        except IntegrityError:  # created meanwhile by a concurrent delivery: look again
+            continue
+        return contact
+    raise ValueError("the contact of a WhatsApp user could not be found or created")
+
+
+def set_whatsapp_identity(contact: Contact, **values: str) -> None:
+    """Add a number or user id to a contact; one taken meanwhile by another contact is
+    left out (the unique indexes decide), the contact stays as it was."""
+    try:
+        with transaction.atomic():
+            Contact.objects.filter(pk=contact.pk).update(**values, updated_at=timezone.now())
+    except IntegrityError:
+        return
+    for field, value in values.items():
+        setattr(contact, field, value)
+
+
+def move_whatsapp_user(
+    *,
+    organization: Organization,
+    old_phone: str = "",
+    new_phone: str = "",
+    old_user_id: str = "",
+    new_user_id: str = "",
+) -> Contact:
+    """A user's new number (or new user id): their contact moves to it, keeping its chats,
+    names and group. When the new one already has its own contact, that one is used and
+    the old contact is left as it is (two histories are not merged silently)."""
+    live = Contact.objects.live().filter(organization=organization)
+    if new_phone:
+        old = live.filter(phone=old_phone).first() if old_phone else None
+        existing = live.filter(phone=new_phone).first()
+        if old is not None and existing is None:
+            set_whatsapp_identity(old, phone=new_phone)
+            if old.phone == new_phone:
+                return old
+        return contact_for_whatsapp_user(organization=organization, phone=new_phone, user_id="")
+    old = live.filter(user_id=old_user_id).first() if old_user_id else None
+    existing = live.filter(user_id=new_user_id).first()
+    if old is not None and existing is None:
+        set_whatsapp_identity(old, user_id=new_user_id)
+        if old.user_id == new_user_id:
+            return old
+    return contact_for_whatsapp_user(organization=organization, phone="", user_id=new_user_id)
 
 
 def create_contact_group(

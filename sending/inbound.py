@@ -1,14 +1,24 @@
 """What the channel tells us: status updates and inbound messages.
 
 `process_webhook` walks every `entry[]` and every `changes[]` of a Cloud API webhook.
-A piece with an unexpected shape is skipped (and logged), never a failure of the
-whole delivery. Every write is idempotent, so a webhook delivered twice changes
-nothing the second time:
+A change for another phone number (several numbers can share one Meta app) is not
+ours: it is counted (`other_number`) and left alone, never recorded here nor answered
+from this organization's number. A piece with an unexpected shape is skipped (and
+logged), never a failure of the whole delivery. Every write is idempotent, so a webhook
+delivered twice changes nothing the second time:
 
 - a status event is stored once (a unique constraint), and a chat's status only
-  moves forward (accepted < sent < delivered < read); `failed` wins whenever it comes;
+  moves forward (sending/statuses.py); a status for a message we have not recorded yet
+  is kept aside and applied when its chat is recorded;
 - an inbound message is recorded once (the unique constraint on the channel's
   message id), and only its first recording can trigger an auto-reply.
+
+Every message is recorded, whatever its type, known or not: the chat's metadata is the
+message as WhatsApp sent it (content, `context`, `referral`, `errors`...), less the
+sender and id that have their own columns. A sender is its phone number, or, for a user
+whose number WhatsApp withholds, its business-scoped user id (contacts.services).
+Edits and deletions change the message they name; a user's new number moves their
+contact (docs/webhooks.md lists every type and what is kept).
 
 Every item is checked before the database sees it (messaging_project/api/storable.py),
 so that PostgreSQL and SQLite treat it alike: an item whose identity (message id,
@@ -33,26 +43,24 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Organization
 from canned_replies.matching import find_reply
-from contacts.services import contact_for_phone
+from contacts.models import Contact
+from contacts.services import contact_for_whatsapp_user, move_whatsapp_user
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.gateway.cloud_api import is_message_id
 from sending.media import attach_media
-from sending.models import AutoReply, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import AutoReply, Channel, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.statuses import WEBHOOK_STATUSES, advance_statuses, hold_message_ids
 from sending.tasks import send_auto_reply
 
 logger = logging.getLogger(__name__)
 
-# Forward order of an outbound message's status; anything else never moves it.
-STATUS_RANK = {
-    ChatStatus.ACCEPTED: 0,
-    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT: 0,
-    ChatStatus.PAUSED: 0,
-    ChatStatus.SENT: 1,
-    ChatStatus.DELIVERED: 2,
-    ChatStatus.READ: 3,
-}
-WEBHOOK_STATUSES = {ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.FAILED}
+# WhatsApp's business-scoped user id: `CC.` and up to 128 characters (`US.ENT.` for a parent).
+USER_ID_MAX = 160
+# Kept in their own columns (or the contact), not in the chat's metadata.
+IDENTITY_KEYS = ("from", "id", "timestamp", "from_user_id", "from_logical_id")
+# Message types whose text is matched against the canned replies.
+REPLY_TYPES = ("button_reply", "list_reply")
 
 
 @dataclass
@@ -61,6 +69,7 @@ class WebhookSummary:
     messages: int = 0
     duplicates: int = 0
     skipped: int = 0
+    other_number: int = 0  # changes for another phone number of the same Meta app
     replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
 
 
@@ -83,6 +92,7 @@ def message_id(item: dict) -> str:
 
 def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
     summary = WebhookSummary()
+    own_number = Channel.of(organization).phone_number_id
     status_items: list[dict] = []
     for entry in as_list(payload.get("entry")):
         for change in as_list(as_dict(entry).get("changes")):
@@ -91,15 +101,32 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
             if change.get("field", "messages") != "messages" or not value:
                 summary.skipped += 1
                 continue
-            profiles = {
-                str(c.get("wa_id")): as_dict(c.get("profile")).get("name")
-                for c in map(as_dict, as_list(value.get("contacts")))
-            }
+            if not for_number(value, own_number):
+                summary.other_number += 1
+                logger.info("Webhook change for another number, organization %s", organization.pk)
+                continue
+            senders = [as_dict(c) for c in as_list(value.get("contacts"))]
             status_items += map(as_dict, as_list(value.get("statuses")))
             for message in as_list(value.get("messages")):
-                guarded(record_message, organization, as_dict(message), summary, profiles)
+                message = with_change_errors(as_dict(message), value)
+                guarded(record_message, organization, message, summary, senders)
     record_statuses(organization, status_items, summary)
     return summary
+
+
+def for_number(value: dict, own_number: str) -> bool:
+    """Whether a change is for the organization's number. An organization without a
+    number (the sandbox) takes every change; a change that names no number is taken."""
+    named = as_dict(value.get("metadata")).get("phone_number_id")
+    return not own_number or named is None or str(named) == own_number
+
+
+def with_change_errors(message: dict, value: dict) -> dict:
+    """A message WhatsApp could not describe comes with the change's `errors` (an
+    interactive message with no body): they belong to the message."""
+    if "errors" not in message and value.get("errors") is not None:
+        return {**message, "errors": value["errors"]}
+    return message
 
 
 def guarded(handler, organization, item, summary, *args) -> None:
@@ -114,6 +141,9 @@ def guarded(handler, organization, item, summary, *args) -> None:
 def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
     summary.skipped += 1
     logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+
+
+# Statuses ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -134,11 +164,15 @@ def parse_status(item: dict) -> StatusUpdate:
     wam_id, status = message_id(item), str(item["status"])
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
-    timestamp = datetime.fromtimestamp(int(str(item["timestamp"])), tz=UTC)
+    timestamp = parse_timestamp(item["timestamp"])
     errors = as_list(item.get("errors"))
     return StatusUpdate(
         wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
     )
+
+
+def parse_timestamp(value: Any) -> datetime:
+    return datetime.fromtimestamp(int(str(value)), tz=UTC)
 
 
 def failure_columns(error: dict) -> dict[str, Any]:
@@ -166,6 +200,9 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
     if not updates:
         return
     wam_ids = {update.wam_id for update in updates}
+    # Before looking for the chats: a send recording one of them now waits for our commit
+    # and then finds the statuses we keep aside (sending/statuses.py).
+    hold_message_ids(organization.pk, wam_ids)
     chats = {
         chat.wam_id: chat
         for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
@@ -188,7 +225,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
         [
             ChatStatusEvent(
                 organization=organization,
-                chat=chats.get(update.wam_id),  # None: kept aside, not an error
+                chat=chats.get(update.wam_id),  # None: kept aside until the chat is recorded
                 wam_id=update.wam_id,
                 status=update.status,
                 timestamp=update.timestamp,
@@ -204,63 +241,108 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
     advance_statuses([update for update in new if update.wam_id in chats], chats)
 
 
-def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> None:
-    """Move each chat forward only, with conditional updates so that concurrent
-    deliveries cannot move a chat backwards either. `failed` is final and keeps its error."""
-    highest: dict[int, str] = {}
-    for update in updates:
-        chat = chats[update.wam_id]
-        if update.status == ChatStatus.FAILED:
-            Chat.objects.filter(pk=chat.pk).update(
-                status=ChatStatus.FAILED,
-                error_code=update.error_code,
-                error_title=update.error_title,
-                error_details=update.error_details,
-            )
-            highest[chat.pk] = ChatStatus.FAILED
-        elif highest.get(chat.pk) != ChatStatus.FAILED:
-            current = highest.get(chat.pk)
-            if current is None or STATUS_RANK[update.status] > STATUS_RANK[current]:
-                highest[chat.pk] = update.status
-    for status in (ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ):
-        ids = [pk for pk, target in highest.items() if target == status]
-        if ids:
-            lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
-            Chat.objects.filter(pk__in=ids, status__in=lower).update(status=status)
+# Senders -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sender:
+    phone: str  # digits, or "" when WhatsApp withholds the number
+    user_id: str  # the business-scoped user id, or ""
+    name: str  # the profile name, cleaned; "" when none
+
+
+def sender_of(item: dict, contacts: list[dict]) -> Sender:
+    """Who sent a message: its `from` number and/or its business-scoped user id, with the
+    profile of the `contacts[]` entry that describes them."""
+    raw_phone = item.get("from")
+    phone = normalize_phone(str(raw_phone)) if raw_phone not in (None, "") else ""
+    profile = matching_contact(item, contacts)
+    user_id = item.get("from_user_id") or profile.get("user_id") or ""
+    user_id = user_id if isinstance(user_id, str) else ""
+    if user_id and (len(user_id) > USER_ID_MAX or not is_storable_json(user_id)):
+        raise ValueError("unusable user id")
+    if not phone and not user_id:
+        raise KeyError("from")
+    name = as_dict(profile.get("profile")).get("name")
+    name = without_unstorable(name).strip()[:255] if isinstance(name, str) else ""
+    return Sender(phone=phone, user_id=user_id.strip(), name=name)
+
+
+def matching_contact(item: dict, contacts: list[dict]) -> dict:
+    for contact in contacts:
+        if "from" in item and str(contact.get("wa_id")) == str(item["from"]):
+            return contact
+        if item.get("from_user_id") and contact.get("user_id") == item["from_user_id"]:
+            return contact
+    return contacts[0] if len(contacts) == 1 else {}
+
+
+def contact_of(organization: Organization, sender: Sender) -> Contact:
+    contact = contact_for_whatsapp_user(
+        organization=organization, phone=sender.phone, user_id=sender.user_id
+    )
+    # The profile name is only the contact's first name: cleaned, it never costs the message.
+    if contact.first_name is None and sender.name:
+        contact.first_name = sender.name
+        contact.save(update_fields=["first_name", "updated_at"])
+    return contact
+
+
+# Messages ------------------------------------------------------------------------------
 
 
 def message_metadata(item: dict) -> tuple[dict, str | None]:
-    """The chat metadata of an inbound message, and the text to match, if any."""
-    kind = str(item.get("type", ""))
+    """The chat metadata of an inbound message, and the text to match, if any.
+
+    Everything WhatsApp sent is kept (the content under the type's key, `context`,
+    `referral`, `errors`, ...); text, button and list replies also get `text.body`,
+    the text the canned replies match."""
+    kind = item.get("type")
+    kind = kind if isinstance(kind, str) and kind else "unknown"
+    metadata = {"type": kind}
+    metadata.update({key: value for key, value in item.items() if key not in IDENTITY_KEYS})
+    metadata["type"] = kind
+    text = matchable_text(kind, item)
+    if text is not None:
+        metadata["text"] = {**as_dict(item.get("text")), "body": text}
+    return metadata, text
+
+
+def matchable_text(kind: str, item: dict) -> str | None:
+    """The user's own words, where the message has them; None for everything else
+    (media, Flows replies, reactions, system messages, messages carrying only errors)."""
     if kind == "text":
-        body = str(as_dict(item.get("text"))["body"])
-        return {"type": "text", "text": {"body": body}}, body
+        body = as_dict(item.get("text")).get("body")
+        return body if isinstance(body, str) else None
+    if kind == "button":  # a template's quick-reply button
+        text = as_dict(item.get("button")).get("text")
+        return text if isinstance(text, str) else None
     if kind == "interactive":
         interactive = as_dict(item.get("interactive"))
-        reply = as_dict(interactive.get("button_reply") or interactive.get("list_reply"))
-        title = str(reply["title"])
-        return {"type": "interactive", "text": {"body": title}, "interactive": interactive}, title
-    if kind == "button":  # a template's quick-reply button
-        text = str(as_dict(item.get("button"))["text"])
-        return {"type": "button", "text": {"body": text}, "button": item.get("button")}, text
-    # Media, locations, reactions...: recorded as they came, not matched.
-    return {"type": kind or "unknown", kind or "unknown": item.get(kind)}, None
+        reply = (
+            as_dict(interactive.get(interactive.get("type")))
+            if interactive.get("type") in REPLY_TYPES
+            else {}
+        )
+        title = reply.get("title")
+        return title if isinstance(title, str) else None
+    return None
 
 
 def record_message(
-    organization: Organization, item: dict, summary: WebhookSummary, profiles: dict
+    organization: Organization, item: dict, summary: WebhookSummary, contacts: list[dict]
 ) -> None:
-    wam_id, sender = message_id(item), str(item["from"])
+    wam_id = message_id(item)
+    kind = item.get("type")
+    if kind in ("edit", "revoke") and change_original(organization, item, wam_id, summary):
+        return
+    if kind == "system":
+        contact = system_contact(organization, item, contacts)
+    else:
+        contact = contact_of(organization, sender_of(item, contacts))
     metadata, text = message_metadata(item)
     if not is_storable_json(metadata):
         raise ValueError(f"message {wam_id} holds what a database cannot store")
-    contact = contact_for_phone(organization=organization, phone=normalize_phone(sender))
-    # The profile name is only the contact's first name: cleaned, it never costs the message.
-    name = profiles.get(sender)
-    name = without_unstorable(name).strip()[:255] if isinstance(name, str) else ""
-    if contact.first_name is None and name:
-        contact.first_name = name
-        contact.save(update_fields=["first_name", "updated_at"])
     try:
         with transaction.atomic():
             chat = Chat.objects.create(
@@ -278,6 +360,67 @@ def record_message(
     attach_media(chat, item)  # an image, voice note...: its download is a task
     if text is not None:
         schedule_auto_reply(chat, text, summary)
+
+
+def change_original(
+    organization: Organization, item: dict, wam_id: str, summary: WebhookSummary
+) -> bool:
+    """Apply an edit or a deletion to the inbound message it names. False when that message
+    is not ours to change (never recorded): the edit is then recorded as a message itself."""
+    kind = item["type"]
+    change = as_dict(item.get(kind))
+    original = (
+        Chat.objects.select_for_update()
+        .filter(
+            organization=organization,
+            wam_id=change.get("original_message_id"),
+            type=ChatType.INBOUND,
+        )
+        .first()
+    )
+    if original is None:
+        return False
+    metadata = dict(original.metadata or {})
+    changes = as_list(metadata.get("changes"))
+    if any(as_dict(done).get("id") == wam_id for done in changes):
+        summary.duplicates += 1
+        return True
+    done = {"id": wam_id, "type": kind, "timestamp": str(item.get("timestamp", ""))}
+    if kind == "edit":
+        new = as_dict(change.get("message"))
+        metadata.update({key: value for key, value in new.items() if key != "type"})
+        done["message"] = new
+    else:
+        metadata["revoked"] = True
+    metadata["changes"] = [*changes, done]
+    if not is_storable_json(metadata):
+        raise ValueError(f"{kind} {wam_id} holds what a database cannot store")
+    Chat.objects.filter(pk=original.pk).update(metadata=metadata)
+    summary.messages += 1
+    return True
+
+
+def system_contact(organization: Organization, item: dict, contacts: list[dict]) -> Contact:
+    """The contact a system message is about. A user's new number or new user id moves
+    their contact to it, so their next message finds it."""
+    system = as_dict(item.get("system"))
+    kind = system.get("type")
+    if kind == "user_changed_number" and system.get("wa_id"):
+        return move_whatsapp_user(
+            organization=organization,
+            old_phone=normalize_phone(str(item["from"])),
+            new_phone=normalize_phone(str(system["wa_id"])),
+        )
+    if kind == "user_changed_user_id" and system.get("user_id"):
+        new_user_id = str(system["user_id"])
+        if len(new_user_id) > USER_ID_MAX:
+            raise ValueError("unusable user id")
+        return move_whatsapp_user(
+            organization=organization,
+            old_user_id=str(system.get("previous_user_id") or ""),
+            new_user_id=new_user_id,
+        )
+    return contact_of(organization, sender_of(item, contacts))
 
 
 def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:

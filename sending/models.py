@@ -64,13 +64,14 @@ class ChatType(models.TextChoices):
 
 
 class ChatStatus(models.TextChoices):
-    # An outbound message moves forward only: accepted < sent < delivered < read.
+    # An outbound message moves forward only: accepted < sent < delivered < read < played.
     ACCEPTED = "accepted", "accepted"
     HELD_FOR_QUALITY_ASSESSMENT = "held_for_quality_assessment", "held for quality assessment"
     PAUSED = "paused", "paused"
     SENT = "sent", "sent"
     DELIVERED = "delivered", "delivered"
     READ = "read", "read"
+    PLAYED = "played", "played"  # a voice message the recipient listened to (after read)
     FAILED = "failed", "failed"
     RECEIVED = "received", "received"  # an inbound message
 

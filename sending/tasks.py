@@ -43,23 +43,21 @@ def send_auto_reply(auto_reply_id: int) -> str:
     auto_reply = AutoReply.objects.select_related("organization", "inbound__contact").get(
         pk=auto_reply_id
     )
-    phone = auto_reply.inbound.contact.phone
+    contact = auto_reply.inbound.contact
     try:
+        # Found by its number, or by its user id when it has none.
+        recipient = {
+            "organization": auto_reply.organization,
+            "phone": contact.phone,
+            "phone_input": f"+{contact.phone}" if contact.phone else contact.user_id,
+            "contact": contact,
+        }
         if auto_reply.media_type:  # a media reply: `message` is its URL
             result = send_media(
-                organization=auto_reply.organization,
-                phone=phone,
-                phone_input=f"+{phone}",
-                media_type=auto_reply.media_type,
-                media_url=auto_reply.message,
+                **recipient, media_type=auto_reply.media_type, media_url=auto_reply.message
             )
         else:
-            result = send_message(
-                organization=auto_reply.organization,
-                phone=phone,
-                phone_input=f"+{phone}",
-                message=auto_reply.message,
-            )
+            result = send_message(**recipient, message=auto_reply.message)
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:

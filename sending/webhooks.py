@@ -68,18 +68,15 @@ def whatsapp_webhook(request, organization_uuid):
     with transaction.atomic():
         summary = process_webhook(organization=organization, payload=payload)
     logger.info("Webhook for organization %s: %s", organization.pk, summary)
-    return JsonResponse(
-        {
-            "statusCode": 200,
-            "message": "EVENT_RECEIVED",
-            "processed": {
-                "statuses": summary.statuses,
-                "messages": summary.messages,
-                "duplicates": summary.duplicates,
-                "skipped": summary.skipped,
-            },
-        }
-    )
+    processed = {
+        "statuses": summary.statuses,
+        "messages": summary.messages,
+        "duplicates": summary.duplicates,
+        "skipped": summary.skipped,
+    }
+    if summary.other_number:  # changes for another number of the same Meta app, left alone
+        processed["other_number"] = summary.other_number
+    return JsonResponse({"statusCode": 200, "message": "EVENT_RECEIVED", "processed": processed})
 
 
 def verify_subscription(request, channel: Channel) -> HttpResponse:

@@ -48,6 +48,10 @@ class ContactRecordSerializer(RecordSerializer):
     updated_at = text(LARAVEL_DATETIME, null=True)
     deleted_at = text(LARAVEL_DATETIME, null=True)
     full_name = text("First and last name joined by one space.")
+    formatted_phone_number = text(
+        "The phone in international format (`+52 55 1234 5678`), as the original product "
+        "appends it; empty for a contact known only by its WhatsApp user id."
+    )
 
 
 class ContactGroupRecordSerializer(RecordSerializer):

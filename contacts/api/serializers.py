@@ -8,6 +8,7 @@ from contacts.models import Contact, ContactGroup
 from contacts.services import INVALID_GROUP, full_address
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
 from messaging_project.api.formats import iso_datetime, json_text, laravel_datetime
+from messaging_project.api.phones import formatted_phone
 
 
 def optional_text(**kwargs) -> StrictCharField:
@@ -83,6 +84,8 @@ def contact_data(contact: Contact) -> dict[str, Any]:
         "updated_at": laravel_datetime(contact.updated_at),
         "deleted_at": laravel_datetime(contact.deleted_at),
         "full_name": contact.full_name,
+        # Appended by the original product to every contact: the number for people.
+        "formatted_phone_number": formatted_phone(contact.phone),
     }
 
 

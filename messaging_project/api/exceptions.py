@@ -37,6 +37,11 @@ UNAVAILABLE_RETRY_AFTER = 2  # seconds: a reconnect, a failover or a lock wait i
 UNAVAILABLE_ERRORS = (OperationalError, InterfaceError)
 
 
+class PageParameterError(exceptions.ValidationError):
+    """A bad `page` or `per_page`: a 400 whose body also carries the errors as `error`,
+    as the original product answers them."""
+
+
 class ApiError(exceptions.APIException):
     """An error with its own status, message and extra body fields."""
 
@@ -70,13 +75,19 @@ def flatten_errors(detail: Any, path: str = "") -> dict[str, list[str]]:
 
 def describe(exc: exceptions.APIException) -> tuple[str, dict[str, Any]]:
     """The message and extra body fields for a DRF exception."""
+    if isinstance(exc, PageParameterError):
+        errors = flatten_errors(exc.detail)
+        return INVALID_DATA, {"errors": errors, "error": errors}
     if isinstance(exc, exceptions.ValidationError):
         return INVALID_DATA, {"errors": flatten_errors(exc.detail)}
     if isinstance(exc, ApiError):
         return str(exc.detail), exc.extra
+    # Clients of the original product read a 401's text from `error`.
+    if isinstance(exc, exceptions.NotAuthenticated):
+        return MISSING_TOKEN, {"error": MISSING_TOKEN}
+    if isinstance(exc, exceptions.AuthenticationFailed):
+        return INVALID_TOKEN, {"error": INVALID_TOKEN}
     messages = {
-        exceptions.NotAuthenticated: MISSING_TOKEN,
-        exceptions.AuthenticationFailed: INVALID_TOKEN,
         exceptions.ParseError: MALFORMED_BODY,
         exceptions.NotFound: NOT_FOUND,
         exceptions.Throttled: TOO_MANY_ATTEMPTS,

@@ -4,9 +4,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Subquery
-from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
+
+from messaging_project.api.exceptions import PageParameterError
 
 PREVIOUS_LABEL = "&laquo; Previous"
 NEXT_LABEL = "Next &raquo;"
@@ -37,12 +38,12 @@ def read_positive_int(params, name: str, default: int, maximum: int) -> int:
     if raw is None:
         return default
     if not (raw.isascii() and raw.isdigit()):
-        raise ValidationError({name: [f"The {name} field must be an integer."]})
+        raise PageParameterError({name: [f"The {name} field must be an integer."]})
     value = int(raw)
     if value < 1:
-        raise ValidationError({name: [f"The {name} field must be at least 1."]})
+        raise PageParameterError({name: [f"The {name} field must be at least 1."]})
     if value > maximum:
-        raise ValidationError({name: [f"The {name} field must not be greater than {maximum}."]})
+        raise PageParameterError({name: [f"The {name} field must not be greater than {maximum}."]})
     return value
 
 

@@ -66,6 +66,16 @@ class ValidationErrorSerializer(ErrorSerializer):
         help_text="Messages by field; nested fields use dotted paths (`buttons.0.title`). "
         "Absent when the body is not a JSON object (`Malformed JSON body.`).",
     )
+    error = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="The same as `errors`, for clients of the original product; only when "
+        "`page` or `per_page` is invalid.",
+    )
+
+
+class UnauthorizedSerializer(ErrorSerializer):
+    error = text("The same as `message`, for clients of the original product.")
 
 
 class ChannelErrorSerializer(serializers.Serializer):
@@ -161,9 +171,9 @@ ERRORS = {
         "`errors`), or the body is not a JSON object (`Malformed JSON body.`).",
     ),
     401: OpenApiResponse(
-        ErrorSerializer,
-        "`Unauthorized. Bearer Token is missing.` or `Unauthorized. Invalid Bearer Token.`, "
-        "with `WWW-Authenticate: Bearer`.",
+        UnauthorizedSerializer,
+        "`Unauthorized. Bearer Token is missing.` or `Unauthorized. Invalid Bearer Token.` "
+        "(also as `error`), with `WWW-Authenticate: Bearer`.",
     ),
     403: OpenApiResponse(
         ErrorSerializer,

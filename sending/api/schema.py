@@ -111,6 +111,11 @@ class TemplateRecordSerializer(RecordSerializer):
     status = text()
     components = AnyJsonField()
     external_id = text()
+    metadata = text(
+        "The template as the channel describes it (`name`, `components`, `language`, "
+        "`status`, `category`, `id`), JSON-encoded like a chat's metadata, as the original "
+        "product lists it."
+    )
     created_at = text(LARAVEL_DATETIME)
     updated_at = text(LARAVEL_DATETIME)
 

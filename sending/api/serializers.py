@@ -37,7 +37,24 @@ def optional_text(max_length: int) -> StrictCharField:
     return StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=max_length)
 
 
-class SendMessageInputSerializer(serializers.Serializer):
+class NewContactFields(serializers.Serializer):
+    """The optional fields the original product stores on a contact its send creates."""
+
+    first_name = optional_text(255)
+    last_name = optional_text(255)
+    email = serializers.EmailField(
+        required=False, allow_null=True, allow_blank=True, max_length=255
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        attrs["new_contact"] = {
+            field: attrs.pop(field, None) or None for field in ("first_name", "last_name", "email")
+        }
+        return attrs
+
+
+class SendMessageInputSerializer(NewContactFields):
     phone = PhoneNumberField()
     # Sent as written: leading spaces or blank lines may be deliberate.
     message = StrictCharField(max_length=TEXT_BODY_MAX, trim_whitespace=False)
@@ -61,12 +78,13 @@ class SendMessageInputSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
         buttons = attrs.get("buttons")
         errors: dict[str, Any] = {}
         if not buttons:
-            for field in ("header", "footer"):
-                if attrs.get(field):
-                    errors[field] = [f"A {field} can only be sent with buttons."]
+            # A text message has no header or footer: the original product ignores them
+            # (its clients send them always), and so do we.
+            attrs["header"] = attrs["footer"] = None
         else:
             if len(attrs["message"]) > INTERACTIVE_BODY_MAX:
                 errors["message"] = [
@@ -314,7 +332,7 @@ class TemplateSerializer(serializers.Serializer):
     )
 
 
-class SendTemplateInputSerializer(serializers.Serializer):
+class SendTemplateInputSerializer(NewContactFields):
     phone = PhoneNumberField()
     template = TemplateSerializer()
 
@@ -425,6 +443,23 @@ def status_history(chat: Chat) -> list[dict[str, Any]]:
     ]
 
 
+def template_metadata(template: MessageTemplate) -> str:
+    """The template as the channel describes it (Graph's template object), JSON-encoded
+    like a chat's metadata, as the original product lists it."""
+    return json_text(
+        canonical(
+            {
+                "name": template.name,
+                "components": template.components,
+                "language": template.language,
+                "status": template.status,
+                "category": template.category,
+                "id": template.external_id,
+            }
+        )
+    )
+
+
 def template_data(template: MessageTemplate) -> dict[str, Any]:
     return {
         "id": template.id,
@@ -436,6 +471,7 @@ def template_data(template: MessageTemplate) -> dict[str, Any]:
         "status": template.status,
         "components": template.components,
         "external_id": template.external_id,
+        "metadata": template_metadata(template),
         "created_at": laravel_datetime(template.created_at),
         "updated_at": laravel_datetime(template.updated_at),
     }

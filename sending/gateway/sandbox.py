@@ -115,12 +115,17 @@ class SandboxGateway:
 
     def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
         to = str(payload.get("to", ""))
+        # A user known only by their business-scoped user id is answered with `user_id`.
+        recipient = {"input": to, "wa_id": to}
+        if not to and payload.get("recipient"):
+            to = str(payload["recipient"])
+            recipient = {"input": to, "user_id": to}
         message: dict[str, Any] = {"id": new_message_id(to)}
         if payload.get("type") == "template":
             message["message_status"] = "accepted"
         answer = {
             "messaging_product": "whatsapp",
-            "contacts": [{"input": to, "wa_id": to}],
+            "contacts": [recipient],
             "messages": [message],
         }
         with _lock:

@@ -3,13 +3,23 @@
 from typing import Any
 
 
+def addressed(payload: dict[str, Any], *, phone: str, user_id: str) -> dict[str, Any]:
+    """To the number; to a user whose number WhatsApp withholds, by their business-scoped
+    user id in `recipient` instead of `to`, as Meta documents for such users."""
+    if phone or not user_id:
+        return payload
+    payload = {key: value for key, value in payload.items() if key != "to"}
+    return {**payload, "recipient": user_id}
+
+
 def text_payload(*, phone: str, message: str) -> dict[str, Any]:
     return {
         "messaging_product": "whatsapp",
         "recipient_type": "individual",
         "to": phone,
         "type": "text",
-        "text": {"preview_url": False, "body": message},
+        # As the original product: WhatsApp shows a preview only when the text has a URL.
+        "text": {"preview_url": True, "body": message},
     }
 
 

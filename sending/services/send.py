@@ -26,12 +26,14 @@ from messaging_project.api.idempotency import point_of_no_return
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 from sending.services.payloads import (
+    addressed,
     button_payload,
     media_payload,
     template_payload,
     text_payload,
 )
 from sending.services.templates import check_parameter_count, rendered_metadata
+from sending.statuses import apply_kept_statuses, hold_message_ids
 
 logger = logging.getLogger(__name__)
 
@@ -90,11 +92,17 @@ def send_message(
     header: str | None = None,
     footer: str | None = None,
     buttons: list[dict[str, str]] | None = None,
+    new_contact: dict[str, str | None] | None = None,
+    contact: Contact | None = None,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
     `phone` is digits with the country code; `phone_input` the number as the caller
     wrote it. The input is expected valid (the API's serializer checks WhatsApp's limits).
+    Header and footer go only with buttons: a text message has neither (the original
+    product ignores them too). `new_contact` holds the names and email of a contact the
+    send creates; `contact`, when given, is the recipient (an auto-reply's sender, who
+    may have no number).
     """
     gateway = gateway_for(organization)
     if buttons:
@@ -119,6 +127,8 @@ def send_message(
         phone_input=phone_input,
         payload=payload,
         metadata=metadata,
+        new_contact=new_contact,
+        contact=contact,
     )
 
 
@@ -128,6 +138,7 @@ def send_template(
     phone: str,
     template: dict[str, Any],
     phone_input: str | None = None,
+    new_contact: dict[str, str | None] | None = None,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
@@ -155,6 +166,7 @@ def send_template(
         phone_input=phone_input,
         payload=payload,
         metadata=metadata,
+        new_contact=new_contact,
     )
 
 
@@ -168,6 +180,7 @@ def send_media(
     file_name: str | None = None,
     phone_input: str | None = None,
     new_contact: dict[str, str | None] | None = None,
+    contact: Contact | None = None,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
@@ -189,6 +202,7 @@ def send_media(
         payload=payload,
         metadata=metadata,
         new_contact=new_contact,
+        contact=contact,
     )
 
 
@@ -201,8 +215,11 @@ def deliver(
     payload: dict[str, Any],
     metadata: dict[str, Any],
     new_contact: dict[str, str | None] | None = None,
+    contact: Contact | None = None,
 ) -> SendResult:
-    contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
+    if contact is None:
+        contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
+    payload = addressed(payload, phone=contact.phone, user_id=contact.user_id)
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
     point_of_no_return()
@@ -246,7 +263,9 @@ def deliver(
         )
         raise SendFailed(error=error, chat=failed) from None
     chat.contact = contact  # the same instance, so the response needs no query
-    return SendResult(chat=chat, answer=answer, phone_input=phone_input or f"+{phone}")
+    return SendResult(
+        chat=chat, answer=answer, phone_input=phone_input or (f"+{phone}" if phone else "")
+    )
 
 
 def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
@@ -259,7 +278,11 @@ def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
     def insert() -> Chat:
         try:
             with transaction.atomic():
+                # Statuses Meta posted before this insert were kept aside: take them in
+                # the same transaction, holding the id against a webhook storing more.
+                hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
                 chat.save(force_insert=True)
+                apply_kept_statuses(chat)
         except IntegrityError:
             # An attempt whose answer was lost may have committed: the uuid is unique.
             stored = Chat.objects.filter(uuid=chat.uuid).first()

@@ -25,6 +25,7 @@ class TestAuthentication:
         assert body(response) == {
             "statusCode": 401,
             "message": "Unauthorized. Bearer Token is missing.",
+            "error": "Unauthorized. Bearer Token is missing.",  # as the original product
         }
         assert response["WWW-Authenticate"] == "Bearer"
 
@@ -48,6 +49,7 @@ class TestAuthentication:
         assert body(response) == {
             "statusCode": 401,
             "message": "Unauthorized. Invalid Bearer Token.",
+            "error": "Unauthorized. Invalid Bearer Token.",
         }
         assert response["WWW-Authenticate"] == "Bearer"
 

@@ -173,6 +173,13 @@ class TestPages:
         assert response.status_code == 400
         assert response.json()["message"] == "The given data was invalid."
         assert list(response.json()["errors"]) == [field]
+        # Clients of the original product read the errors from `error`.
+        assert response.json()["error"] == response.json()["errors"]
+
+    def test_other_validation_errors_carry_no_error_key(self, api):
+        response = api.post("/api/contacts", {"phone": "nope"}, format="json")
+        assert response.status_code == 400
+        assert "error" not in response.json()
 
     def test_per_page_100_is_allowed(self, api, contacts):
         assert len(api.get("/api/contacts?per_page=100").json()["data"]) == 25

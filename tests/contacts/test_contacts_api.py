@@ -55,7 +55,9 @@ def test_contact_shape_is_exactly_api_md(api, org_a):
         "updated_at",
         "deleted_at",
         "full_name",
+        "formatted_phone_number",  # as the original product appends it
     ]
+    assert record["formatted_phone_number"] == "+1 415-555-2671"
     assert record["organization_id"] == org_a.id
     assert record["phone"] == "14155552671"
     assert record["is_favorite"] == 0

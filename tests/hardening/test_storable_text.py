@@ -56,9 +56,15 @@ VALID_BODIES = {
         "header": "Menu",
         "footer": "Thanks",
         "buttons": [{"id": "a", "title": "A"}],
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+        "email": "ada@example.com",
     },
     ("post", "/api/send/template"): {
         "phone": PHONE,
+        "first_name": "Ada",
+        "last_name": "Lovelace",
+        "email": "ada@example.com",
         "template": {
             "name": "order_update",
             "language": {"code": "en_US"},

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from sending.gateway import sandbox
-from tests.channel import set_channel
+from tests.channel import PHONE_NUMBER_ID, set_channel
 
 APP_SECRET = "app-secret-for-tests"
 VERIFY_TOKEN = "verify-me"
@@ -72,7 +72,7 @@ def status(wam_id: str, name: str, timestamp: int, **extra) -> dict:
 def statuses(*items) -> dict:
     return {
         "messaging_product": "whatsapp",
-        "metadata": {"phone_number_id": "1"},
+        "metadata": {"phone_number_id": PHONE_NUMBER_ID},
         "statuses": list(items),
     }
 
@@ -83,7 +83,7 @@ def text_message(
     wam_id = wam_id or f"wamid.IN{next(_ids):010d}"
     return {
         "messaging_product": "whatsapp",
-        "metadata": {"phone_number_id": "1"},
+        "metadata": {"phone_number_id": PHONE_NUMBER_ID},
         "contacts": [{"profile": {"name": name}, "wa_id": sender}],
         "messages": [
             {

@@ -1,0 +1,93 @@
+"""A chat's channel status: the forward order, moving chats forward, and the statuses
+that came before their chat.
+
+Meta often posts `sent` within a few hundred milliseconds of accepting a send, before
+the send has recorded its chat. Such a status is stored with no chat ("kept aside");
+when the chat is recorded, `apply_kept_statuses` attaches them and moves it forward.
+The webhook and the send meet on the message id: both hold a lock on it
+(`hold_message_ids`) from before they look for the other's row until they commit, so
+that whichever commits second sees the first one's row.
+"""
+
+import hashlib
+
+from django.db import connection
+
+from sending.models import Chat, ChatStatus, ChatStatusEvent
+
+# Forward order of an outbound message's status; anything else never moves it.
+STATUS_RANK = {
+    ChatStatus.ACCEPTED: 0,
+    ChatStatus.HELD_FOR_QUALITY_ASSESSMENT: 0,
+    ChatStatus.PAUSED: 0,
+    ChatStatus.SENT: 1,
+    ChatStatus.DELIVERED: 2,
+    ChatStatus.READ: 3,
+    ChatStatus.PLAYED: 4,
+}
+FORWARD = (ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.PLAYED)
+WEBHOOK_STATUSES = {*FORWARD, ChatStatus.FAILED}
+
+
+def hold_message_ids(organization_id: int, wam_ids) -> None:
+    """Transaction-scoped PostgreSQL advisory locks on these message ids of an organization,
+    taken in one order so that two holders cannot deadlock. SQLite needs none: a write
+    transaction there holds the whole database."""
+    if connection.vendor != "postgresql" or not wam_ids:
+        return
+    keys = sorted({message_lock_key(organization_id, wam_id) for wam_id in wam_ids})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(key) FROM unnest(%s::bigint[]) AS key ORDER BY key",
+            [keys],
+        )
+
+
+def message_lock_key(organization_id: int, wam_id: str) -> int:
+    digest = hashlib.blake2b(f"{organization_id}:{wam_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
+    """Move each chat forward only, with conditional updates so that concurrent
+    deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
+    `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent)."""
+    highest: dict[int, str] = {}
+    for event in events:
+        chat = chats[event.wam_id]
+        if event.status == ChatStatus.FAILED:
+            Chat.objects.filter(pk=chat.pk).update(
+                status=ChatStatus.FAILED,
+                error_code=event.error_code,
+                error_title=event.error_title,
+                error_details=event.error_details,
+            )
+            highest[chat.pk] = ChatStatus.FAILED
+        elif highest.get(chat.pk) != ChatStatus.FAILED:
+            current = highest.get(chat.pk)
+            if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
+                highest[chat.pk] = event.status
+    for status in FORWARD:
+        ids = [pk for pk, target in highest.items() if target == status]
+        if ids:
+            lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
+            Chat.objects.filter(pk__in=ids, status__in=lower).update(status=status)
+
+
+def apply_kept_statuses(chat: Chat) -> int:
+    """Attach the statuses that arrived before `chat` was recorded and move it forward.
+    Runs in the transaction that records the chat, holding its message id."""
+    if not chat.wam_id:
+        return 0
+    kept = list(
+        ChatStatusEvent.objects.filter(
+            organization_id=chat.organization_id, wam_id=chat.wam_id, chat__isnull=True
+        ).order_by("timestamp", "id")
+    )
+    if not kept:
+        return 0
+    ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
+    forward = [event for event in kept if event.status in WEBHOOK_STATUSES]
+    advance_statuses(forward, {chat.wam_id: chat})
+    chat.refresh_from_db(fields=["status", "error_code", "error_title", "error_details"])
+    return len(kept)
