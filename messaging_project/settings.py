@@ -5,11 +5,13 @@ database cache, DEBUG off, and every organization on the sandbox channel.
 Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and ALLOWED_HOSTS.
 """
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -272,6 +274,37 @@ TASK_MAX_ATTEMPTS = int(env_number("TASK_MAX_ATTEMPTS", 5))
 TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
 # Finished tasks are kept this many days for the admin, then pruned.
 TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
+
+# Secrets at rest (channel credentials, event-webhook secrets) are encrypted with these
+# Fernet keys, newest first: the first encrypts, all decrypt. Unset, a key derived from
+# SECRET_KEY is used (with a warning; `check --deploy` fails). After adding a key in
+# front, run `manage.py rotate_encryption_key`, then drop the old one.
+FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEYS", [])
+for _position, _key in enumerate(FIELD_ENCRYPTION_KEYS, 1):
+    try:
+        Fernet(_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"FIELD_ENCRYPTION_KEYS: key {_position} is not a Fernet key "
+            "(32 url-safe base64-encoded bytes)."
+        ) from None
+
+
+def env_networks(name: str) -> list[str]:
+    networks = []
+    for entry in env_list(name, []):
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is not an IP address or network."
+            ) from None
+    return networks
+
+
+# The reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For is
+# believed. Empty: the client address is the connection's peer (REMOTE_ADDR).
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 
 LOGGING = {
     "version": 1,

@@ -11,3 +11,6 @@ class BaseConfig(AppConfig):
     name = "messaging_project.api"
     label = "base"
     verbose_name = "Base"
+
+    def ready(self) -> None:
+        from messaging_project.api import checks  # noqa: F401  (registers the system checks)
