@@ -230,8 +230,10 @@ def raw_value(model, pk, field_name: str, *, connection=None) -> str | None:
 
 def encrypt_columns(app_label: str, model_name: str, *field_names: str):
     """A migration operation that encrypts the plain values of existing rows (an encrypted
-    value is left alone, so it can run again) and, backwards, decrypts them. Put it after
-    the AlterField that makes the columns EncryptedTextField."""
+    value is left alone, so it can run again) and, backwards, decrypts them. Give it a
+    migration of its own after the one whose AlterField makes the columns
+    EncryptedTextField: PostgreSQL will not ALTER a table its UPDATEs left pending trigger
+    events on, in one transaction (sending 0006 and 0007 are the example)."""
     from django.db import migrations
 
     def apply(change):

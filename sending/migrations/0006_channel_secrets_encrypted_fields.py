@@ -1,5 +1,7 @@
 # The channel secrets encrypted at rest (docs/operations.md): the columns become
-# EncryptedTextField, then every existing plain value is encrypted (backwards: decrypted).
+# EncryptedTextField; 0007 then encrypts the existing values. Two migrations, two
+# transactions: PostgreSQL refuses to ALTER a table with pending trigger events, which
+# the rows' UPDATEs would leave when migrating backwards.
 
 import messaging_project.api.encryption
 from django.db import migrations
@@ -26,8 +28,5 @@ class Migration(migrations.Migration):
             model_name='channel',
             name='verify_token',
             field=messaging_project.api.encryption.EncryptedTextField(blank=True, default=''),
-        ),
-        messaging_project.api.encryption.encrypt_columns(
-            'sending', 'channel', 'access_token', 'app_secret', 'verify_token'
         ),
     ]
