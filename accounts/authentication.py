@@ -5,6 +5,7 @@ from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from accounts import auth_failures
 from accounts.services import authenticate_token
+from messaging_project.api.client_address import client_address
 
 
 class ApiClient:
@@ -30,7 +31,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != b"bearer":
             return None
-        address = request.META.get("REMOTE_ADDR", "")
+        address = client_address(request)
         wait = auth_failures.blocked_for(address)
         if wait is not None:
             raise Throttled(wait=wait)
