@@ -275,6 +275,9 @@ TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
 # Finished tasks are kept this many days for the admin, then pruned.
 TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 
+# /health/ready fails when the oldest task waiting for a worker has waited longer (seconds).
+HEALTH_TASK_QUEUE_MAX_AGE = env_number("HEALTH_TASK_QUEUE_MAX_AGE", 300)
+
 # Secrets at rest (channel credentials, event-webhook secrets) are encrypted with these
 # Fernet keys, newest first: the first encrypts, all decrypt. Unset, a key derived from
 # SECRET_KEY is used (with a warning; `check --deploy` fails). After adding a key in
