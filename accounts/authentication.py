@@ -6,6 +6,7 @@ from rest_framework.exceptions import AuthenticationFailed, Throttled
 from accounts import auth_failures
 from accounts.services import authenticate_token
 from messaging_project.api.client_address import client_address
+from messaging_project.api.metrics import RATE_LIMIT_REFUSALS
 
 
 class ApiClient:
@@ -34,11 +35,13 @@ class BearerTokenAuthentication(BaseAuthentication):
         address = client_address(request)
         wait = auth_failures.blocked_for(address)
         if wait is not None:
+            RATE_LIMIT_REFUSALS.labels(limit="auth_failures").inc()
             raise Throttled(wait=wait)
         token = authenticate_token(parts[1].decode("ascii", "replace")) if len(parts) == 2 else None
         if token is None:
             wait = auth_failures.record_failure(address)
             if wait is not None:  # a parallel guess used up the budget since the check
+                RATE_LIMIT_REFUSALS.labels(limit="auth_failures").inc()
                 raise Throttled(wait=wait)
             raise AuthenticationFailed()
         return ApiClient(token), token

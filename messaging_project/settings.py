@@ -118,9 +118,15 @@ INSTALLED_APPS = [
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.
     "django_tasks",
     "django_tasks_db",
+    # /metrics (messaging_project/api/metrics.py): request and database metrics.
+    "django_prometheus",
 ]
 
 MIDDLEWARE = [
+    # Prometheus's first and last: the request metrics span every other middleware.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # One line per request (JSON with LOG_FORMAT=json), with its request id.
+    "messaging_project.api.request_log.RequestLogMiddleware",
     "messaging_project.api.middleware.ApiResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -131,6 +137,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "messaging_project.api.middleware.AdminContentSecurityPolicyMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "messaging_project.urls"
@@ -168,6 +175,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # tables and fails at once instead of waiting, unlike the file the service uses.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
+
+# django-prometheus's wrappers of the same backends count queries, errors and connections.
+DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
+    "django.db.backends.", "django_prometheus.db.backends.", 1
+)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -278,6 +290,9 @@ TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 # /health/ready fails when the oldest task waiting for a worker has waited longer (seconds).
 HEALTH_TASK_QUEUE_MAX_AGE = env_number("HEALTH_TASK_QUEUE_MAX_AGE", 300)
 
+# /metrics answers only `Authorization: Bearer <this>`; empty, it is a 404.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+
 # Secrets at rest (channel credentials, event-webhook secrets) are encrypted with these
 # Fernet keys, newest first: the first encrypts, all decrypt. Unset, a key derived from
 # SECRET_KEY is used (with a warning; `check --deploy` fails). After adding a key in
@@ -309,11 +324,25 @@ def env_networks(name: str) -> list[str]:
 # believed. Empty: the client address is the connection's peer (REMOTE_ADDR).
 TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 
+# Human lines by default; LOG_FORMAT=json for one JSON object per line (log shippers).
+LOG_FORMAT = env_str("LOG_FORMAT", "plain").lower()
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request": {"()": "messaging_project.api.request_log.RequestContextFilter"}},
+    "formatters": {
+        "plain": {"()": "messaging_project.api.request_log.PlainFormatter"},
+        "json": {"()": "messaging_project.api.request_log.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

@@ -5,8 +5,8 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organization, OrganizationRecord
-from messaging_project.api.encryption import EncryptedTextField
 from contacts.models import Contact
+from messaging_project.api.encryption import EncryptedTextField
 
 LIVE = Q(deleted_at__isnull=True)
 

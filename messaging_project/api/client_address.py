@@ -34,8 +34,7 @@ def is_trusted_proxy(address) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
     return any(
-        address.version == network.version and address in network
-        for network in _networks(entries)
+        address.version == network.version and address in network for network in _networks(entries)
     )
 
 

@@ -94,10 +94,16 @@ def test_the_webhook_still_checks_the_encrypted_verify_token_and_app_secret(keys
     client = Client()
     good = client.get(
         url,
-        {"hub.mode": "subscribe", "hub.verify_token": SECRETS["verify_token"], "hub.challenge": "42"},
+        {
+            "hub.mode": "subscribe",
+            "hub.verify_token": SECRETS["verify_token"],
+            "hub.challenge": "42",
+        },
     )
     assert (good.status_code, good.content) == (200, b"42")
-    bad = client.get(url, {"hub.mode": "subscribe", "hub.verify_token": "nope", "hub.challenge": "1"})
+    bad = client.get(
+        url, {"hub.mode": "subscribe", "hub.verify_token": "nope", "hub.challenge": "1"}
+    )
     assert bad.status_code == 403
     body = b'{"object": "whatsapp_business_account", "entry": []}'
     signature = hmac.new(SECRETS["app_secret"].encode(), body, hashlib.sha256).hexdigest()
@@ -151,8 +157,9 @@ def test_without_keys_a_key_derived_from_the_secret_key_is_used(settings, org_a,
     channel = configure(org_a)
     assert "FIELD_ENCRYPTION_KEYS is not set" in caplog.text
     stored = raw(channel, "access_token").removeprefix("fernet:")
-    assert Fernet(encryption.development_key()).decrypt(stored.encode()).decode() == (
-        SECRETS["access_token"]
+    assert (
+        Fernet(encryption.development_key()).decrypt(stored.encode()).decode()
+        == (SECRETS["access_token"])
     )
 
 
