@@ -135,7 +135,7 @@ def log_admin_entry(sender, instance, created, **kwargs):
     context = current.get() or {}
     admin_logger.info(
         "Admin %s of %s %r by user %s from %s",
-        instance.get_action_flag_display() if hasattr(instance, "get_action_flag_display") else "",
+        instance.get_action_flag_display().lower(),
         instance.content_type.model if instance.content_type_id else "record",
         instance.object_repr,
         instance.user_id,
