@@ -82,6 +82,8 @@ SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS 
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
 # Preloading is hard to undo, so it is never implied.
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Load balancers probe the backends over plain http: the health checks answer there too.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
 # Behind a proxy that terminates TLS: the header it sets, e.g. X-Forwarded-Proto. Only
 # set it when the proxy always overwrites that header, or clients could claim https.
 _proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER")
