@@ -5,6 +5,8 @@ from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from accounts import auth_failures
 from accounts.services import authenticate_token
+from messaging_project.api.client_address import client_address
+from messaging_project.api.metrics import RATE_LIMIT_REFUSALS
 
 
 class ApiClient:
@@ -30,14 +32,16 @@ class BearerTokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != b"bearer":
             return None
-        address = request.META.get("REMOTE_ADDR", "")
+        address = client_address(request)
         wait = auth_failures.blocked_for(address)
         if wait is not None:
+            RATE_LIMIT_REFUSALS.labels(limit="auth_failures").inc()
             raise Throttled(wait=wait)
         token = authenticate_token(parts[1].decode("ascii", "replace")) if len(parts) == 2 else None
         if token is None:
             wait = auth_failures.record_failure(address)
             if wait is not None:  # a parallel guess used up the budget since the check
+                RATE_LIMIT_REFUSALS.labels(limit="auth_failures").inc()
                 raise Throttled(wait=wait)
             raise AuthenticationFailed()
         return ApiClient(token), token

@@ -5,11 +5,13 @@ database cache, DEBUG off, and every organization on the sandbox channel.
 Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and ALLOWED_HOSTS.
 """
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -80,6 +82,8 @@ SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS 
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
 # Preloading is hard to undo, so it is never implied.
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Load balancers probe the backends over plain http: the health checks answer there too.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
 # Behind a proxy that terminates TLS: the header it sets, e.g. X-Forwarded-Proto. Only
 # set it when the proxy always overwrites that header, or clients could claim https.
 _proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER")
@@ -116,9 +120,15 @@ INSTALLED_APPS = [
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.
     "django_tasks",
     "django_tasks_db",
+    # /metrics (messaging_project/api/metrics.py): request and database metrics.
+    "django_prometheus",
 ]
 
 MIDDLEWARE = [
+    # Prometheus's first and last: the request metrics span every other middleware.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # One line per request (JSON with LOG_FORMAT=json), with its request id.
+    "messaging_project.api.request_log.RequestLogMiddleware",
     "messaging_project.api.middleware.ApiResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -129,6 +139,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "messaging_project.api.middleware.AdminContentSecurityPolicyMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "messaging_project.urls"
@@ -166,6 +177,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # tables and fails at once instead of waiting, unlike the file the service uses.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
+
+# django-prometheus's wrappers of the same backends count queries, errors and connections.
+DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
+    "django.db.backends.", "django_prometheus.db.backends.", 1
+)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -301,11 +317,62 @@ TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
 # Finished tasks are kept this many days for the admin, then pruned.
 TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 
+# /health/ready fails when the oldest task waiting for a worker has waited longer (seconds).
+HEALTH_TASK_QUEUE_MAX_AGE = env_number("HEALTH_TASK_QUEUE_MAX_AGE", 300)
+
+# /metrics answers only `Authorization: Bearer <this>`; empty, it is a 404.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+
+# Secrets at rest (channel credentials, event-webhook secrets) are encrypted with these
+# Fernet keys, newest first: the first encrypts, all decrypt. Unset, a key derived from
+# SECRET_KEY is used (with a warning; `check --deploy` fails). After adding a key in
+# front, run `manage.py rotate_encryption_key`, then drop the old one.
+FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEYS", [])
+for _position, _key in enumerate(FIELD_ENCRYPTION_KEYS, 1):
+    try:
+        Fernet(_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"FIELD_ENCRYPTION_KEYS: key {_position} is not a Fernet key "
+            "(32 url-safe base64-encoded bytes)."
+        ) from None
+
+
+def env_networks(name: str) -> list[str]:
+    networks = []
+    for entry in env_list(name, []):
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {entry!r} is not an IP address or network."
+            ) from None
+    return networks
+
+
+# The reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For is
+# believed. Empty: the client address is the connection's peer (REMOTE_ADDR).
+TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
+
+# Human lines by default; LOG_FORMAT=json for one JSON object per line (log shippers).
+LOG_FORMAT = env_str("LOG_FORMAT", "plain").lower()
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request": {"()": "messaging_project.api.request_log.RequestContextFilter"}},
+    "formatters": {
+        "plain": {"()": "messaging_project.api.request_log.PlainFormatter"},
+        "json": {"()": "messaging_project.api.request_log.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

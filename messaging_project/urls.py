@@ -8,6 +8,8 @@ from drf_spectacular.renderers import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
+from messaging_project.api import health
+from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
 from sending.webhooks import whatsapp_webhook
 
@@ -31,6 +33,11 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    # For load balancers and monitoring: no token (docs/operations.md).
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    # Prometheus, with `Authorization: Bearer $METRICS_TOKEN` only.
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/whatsapp/<uuid:organization_uuid>", whatsapp_webhook, name="whatsapp-webhook"),

@@ -6,6 +6,7 @@ from django.db.models import Q
 
 from accounts.models import Organization, OrganizationRecord
 from contacts.models import Contact
+from messaging_project.api.encryption import EncryptedTextField
 
 LIVE = Q(deleted_at__isnull=True)
 
@@ -33,9 +34,10 @@ class Channel(models.Model):
     )
     phone_number_id = models.CharField(max_length=32, blank=True, default="")
     business_account_id = models.CharField(max_length=32, blank=True, default="")
-    access_token = models.TextField(blank=True, default="")
-    app_secret = models.CharField(max_length=255, blank=True, default="")
-    verify_token = models.CharField(max_length=255, blank=True, default="")
+    # Encrypted at rest (docs/operations.md): never filter on them, compare in Python.
+    access_token = EncryptedTextField(blank=True, default="")
+    app_secret = EncryptedTextField(blank=True, default="")
+    verify_token = EncryptedTextField(blank=True, default="")
 
     class Meta:
         # Superusers only, like the organization it belongs to: no permission to grant staff.

@@ -7,7 +7,6 @@ of the raw body). Nothing is read from an unsigned or wrongly signed body.
 
 import hashlib
 import hmac
-import json
 import logging
 
 from django.db import transaction
@@ -16,7 +15,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from accounts.models import Organization
 from messaging_project.api.exceptions import NOT_FOUND, error_body
-from messaging_project.api.parsers import MALFORMED_BODY
+from messaging_project.api.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
+from messaging_project.api.parsers import MALFORMED_BODY, loads
 from sending.inbound import process_webhook
 from sending.models import Channel
 
@@ -49,7 +49,9 @@ def whatsapp_webhook(request, organization_uuid):
         .first()
     )
     if organization is None:
+        WHATSAPP_WEBHOOKS.labels(result="unknown_organization").inc()
         return error(404, NOT_FOUND)
+    request.organization_id = organization.pk  # for the request log
     channel = Channel.of(organization)
     if request.method == "GET":
         return verify_subscription(request, channel)
@@ -57,16 +59,20 @@ def whatsapp_webhook(request, organization_uuid):
     if not signature_is_valid(
         channel.app_secret, request.body, request.META.get(SIGNATURE_HEADER, "")
     ):
+        WHATSAPP_WEBHOOKS.labels(result="bad_signature").inc()
         return error(401, "Invalid or missing X-Hub-Signature-256.")
     try:
-        payload = json.loads(request.body)
+        payload = loads(request.body)
     except (ValueError, RecursionError):
-        return error(400, MALFORMED_BODY)
+        payload = None
     if not isinstance(payload, dict):
+        WHATSAPP_WEBHOOKS.labels(result="malformed").inc()
         return error(400, MALFORMED_BODY)
 
     with transaction.atomic():
         summary = process_webhook(organization=organization, payload=payload)
+    WHATSAPP_WEBHOOKS.labels(result="processed").inc()
+    INBOUND_MESSAGES.inc(summary.messages)
     logger.info("Webhook for organization %s: %s", organization.pk, summary)
     processed = {
         "statuses": summary.statuses,

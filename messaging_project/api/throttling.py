@@ -14,6 +14,8 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from messaging_project.api.metrics import RATE_LIMIT_REFUSALS
+
 WINDOW_SECONDS = 60
 
 
@@ -67,7 +69,10 @@ class OrganizationRateThrottle(BaseThrottle):
         # Kept on the Django request so the response middleware adds the headers
         # to every response, errors included.
         request._request.rate_limit = self.state
-        return not self.state.exceeded
+        if self.state.exceeded:
+            RATE_LIMIT_REFUSALS.labels(limit="organization").inc()
+            return False
+        return True
 
     def wait(self) -> float:
         return max(1, ceil(self.state.reset_at - time.time()))

@@ -434,8 +434,10 @@ class QueueStatus:
     workers: list[WorkerHeartbeat]  # alive: heard from within TASK_WORKER_TIMEOUT
 
 
-def queue_status() -> QueueStatus:
-    """The queue as `manage.py tasks_status` shows it, in a few queries."""
+def ready_queue() -> tuple[int, timedelta | None]:
+    """The queue's depth (tasks due and waiting for a worker) and how long the
+    longest-waiting of them has been due (None when none waits): for tasks_status, the
+    readiness check and the metrics."""
     now = timezone.now()
     never = get_date_max()
     ready = DBTaskResult.objects.ready()
@@ -446,10 +448,18 @@ def queue_status() -> QueueStatus:
     due = ready.exclude(run_after=never).order_by("run_after").only("run_after").first()
     if due is not None:
         waited.append(now - due.run_after)
+    return ready.count(), max(waited) if waited else None
+
+
+def queue_status() -> QueueStatus:
+    """The queue as `manage.py tasks_status` shows it, in a few queries."""
+    now = timezone.now()
+    never = get_date_max()
+    depth, oldest_wait = ready_queue()
     timeout = timedelta(seconds=settings.TASK_WORKER_TIMEOUT)
     return QueueStatus(
-        ready=ready.count(),
-        oldest_wait=max(waited) if waited else None,
+        ready=depth,
+        oldest_wait=oldest_wait,
         deferred=DBTaskResult.objects.filter(
             status=TaskResultStatus.READY, run_after__gt=now, run_after__lt=never
         ).count(),

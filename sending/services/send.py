@@ -23,6 +23,7 @@ from contacts.services import contact_for_phone
 from messaging_project.api.database import reconnecting
 from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
+from messaging_project.api.metrics import count_send
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 from sending.services.payloads import (
@@ -227,6 +228,7 @@ def deliver(
         # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
     except GatewayError as error:
+        count_send(str(error.kind), error.http_status)
         failed = record_failure(
             organization=organization, contact=contact, metadata=metadata, error=error
         )
@@ -235,6 +237,7 @@ def deliver(
     message = answer["messages"][0]
     wam_id, status = message["id"], message.get("message_status")
     if status == ChatStatus.FAILED:
+        count_send("failed", 200)
         error = failed_on_arrival(wam_id)
         failed = record_failure(
             organization=organization,
@@ -262,6 +265,7 @@ def deliver(
             organization=organization, contact=contact, metadata=metadata, error=error
         )
         raise SendFailed(error=error, chat=failed) from None
+    count_send("accepted", 200)
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(
         chat=chat, answer=answer, phone_input=phone_input or (f"+{phone}" if phone else "")

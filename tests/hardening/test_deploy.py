@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from cryptography.fernet import Fernet
 from django.conf import settings
 from django.test import Client
 
@@ -16,6 +17,7 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "example.com",
     "HTTPS": "true",
     "SECURE_HSTS_PRELOAD": "true",
+    "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
 }
 
 
@@ -43,6 +45,26 @@ def test_the_deploy_check_fails_without_https(tmp_path):
     result = deploy_check(tmp_path, **{**PRODUCTION, "HTTPS": "false"})
     assert result.returncode != 0
     assert "SECURE_SSL_REDIRECT" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_the_deploy_check_fails_without_an_encryption_key(tmp_path):
+    result = deploy_check(tmp_path, **{**PRODUCTION, "FIELD_ENCRYPTION_KEYS": ""})
+    assert result.returncode != 0
+    assert "base.E002" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_a_malformed_encryption_key_stops_the_service(tmp_path):
+    result = deploy_check(tmp_path, **{**PRODUCTION, "FIELD_ENCRYPTION_KEYS": "not-a-key"})
+    assert result.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS: key 1 is not a Fernet key" in result.stderr
+
+
+def test_the_health_checks_are_not_redirected_to_https(settings):
+    settings.SECURE_SSL_REDIRECT = True
+    assert Client().get("/health/live").status_code == 200
+    assert Client().get("/api/me").status_code == 301
 
 
 def test_local_defaults_serve_plain_http():

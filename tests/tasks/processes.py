@@ -10,6 +10,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from messaging_project.api import encryption
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,6 +34,10 @@ def environment(tmp_path: Path, **extra: str) -> dict:
         "DEBUG": "false",
         "REDIS_URL": "",
         "LOG_LEVEL": "INFO",
+        # The secrets this process stored must decrypt there: the same keys.
+        "FIELD_ENCRYPTION_KEYS": ",".join(
+            encryption.configured_keys() or [encryption.development_key()]
+        ),
         **extra,
     }
 

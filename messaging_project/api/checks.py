@@ -1,0 +1,34 @@
+"""System checks for the field-encryption keys: `check --deploy` refuses the development
+key derived from SECRET_KEY."""
+
+from django.core import checks
+
+from messaging_project.api.encryption import configured_keys, key_problem
+
+
+@checks.register(checks.Tags.security)
+def encryption_keys_are_valid(app_configs, **kwargs):
+    return [
+        checks.Error(
+            f"FIELD_ENCRYPTION_KEYS: key {position} {problem}.",
+            hint='Make one with: python -c "from cryptography.fernet import Fernet; '
+            'print(Fernet.generate_key().decode())"',
+            id="base.E001",
+        )
+        for position, key in enumerate(configured_keys(), 1)
+        if (problem := key_problem(key))
+    ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def encryption_keys_are_set(app_configs, **kwargs):
+    if configured_keys():
+        return []
+    return [
+        checks.Error(
+            "FIELD_ENCRYPTION_KEYS is not set: secrets at rest are encrypted with a key "
+            "derived from SECRET_KEY.",
+            hint="Set FIELD_ENCRYPTION_KEYS to a Fernet key of its own (docs/operations.md).",
+            id="base.E002",
+        )
+    ]

@@ -1,0 +1,214 @@
+"""Secrets encrypted at rest: the raw column holds no plain text, values round-trip,
+rotation moves every secret to the newest key, and the data migration encrypts the rows
+an older version left in plain text (and decrypts them backwards)."""
+
+import hashlib
+import hmac
+
+import pytest
+from cryptography.fernet import Fernet
+from django.core.checks import run_checks
+from django.core.exceptions import FieldError
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
+
+from messaging_project.api import encryption
+from sending import services
+from sending.models import Channel
+from tests.channel import stored_channel
+
+SECRETS = {
+    "access_token": "EAAG-plain-access-token-1234567890",
+    "app_secret": "plain-app-secret-abcdef",
+    "verify_token": "plain-verify-token-xyz",
+}
+KEY_1 = Fernet.generate_key().decode()
+KEY_2 = Fernet.generate_key().decode()
+
+
+def configure(organization, **overrides):
+    return services.configure_channel(
+        organization=organization, phone_number_id="106540352242922", **{**SECRETS, **overrides}
+    )
+
+
+def raw(channel, field):
+    return encryption.raw_value(Channel, channel.pk, field)
+
+
+@pytest.fixture
+def keys(settings):
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_1]
+    return settings
+
+
+@pytest.mark.django_db
+def test_the_raw_columns_hold_no_plain_text(keys, org_a):
+    channel = configure(org_a)
+    for field, secret in SECRETS.items():
+        stored = raw(channel, field)
+        assert stored.startswith("fernet:")
+        assert secret not in stored
+        assert Fernet(KEY_1).decrypt(stored.removeprefix("fernet:").encode()).decode() == secret
+    # and no secret appears anywhere in the row
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM sending_channel WHERE id = %s", [channel.pk])
+        row = " ".join(str(value) for value in cursor.fetchone())
+    assert not any(secret in row for secret in SECRETS.values())
+
+
+@pytest.mark.django_db
+def test_secrets_round_trip_as_plain_strings(keys, org_a):
+    configure(org_a)
+    channel = stored_channel(org_a)
+    assert {field: getattr(channel, field) for field in SECRETS} == SECRETS
+    assert Channel.objects.values_list("app_secret", flat=True).get() == SECRETS["app_secret"]
+
+
+@pytest.mark.django_db
+def test_an_empty_secret_stays_empty(keys, org_a):
+    channel = configure(org_a, app_secret=None, verify_token=None)
+    assert raw(channel, "app_secret") == ""
+    assert stored_channel(org_a).app_secret == ""
+
+
+@pytest.mark.django_db
+def test_the_same_secret_encrypts_differently_each_time(keys, org_a, org_b):
+    assert raw(configure(org_a), "access_token") != raw(configure(org_b), "access_token")
+
+
+@pytest.mark.django_db
+def test_filtering_by_a_secret_is_refused_rather_than_silently_missing(keys, org_a):
+    configure(org_a)
+    with pytest.raises(FieldError):
+        list(Channel.objects.filter(verify_token=SECRETS["verify_token"]))
+    assert Channel.objects.filter(verify_token__isnull=False).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_webhook_still_checks_the_encrypted_verify_token_and_app_secret(keys, org_a):
+    configure(org_a)
+    url = f"/webhooks/whatsapp/{org_a.uuid}"
+    client = Client()
+    good = client.get(
+        url,
+        {
+            "hub.mode": "subscribe",
+            "hub.verify_token": SECRETS["verify_token"],
+            "hub.challenge": "42",
+        },
+    )
+    assert (good.status_code, good.content) == (200, b"42")
+    bad = client.get(
+        url, {"hub.mode": "subscribe", "hub.verify_token": "nope", "hub.challenge": "1"}
+    )
+    assert bad.status_code == 403
+    body = b'{"object": "whatsapp_business_account", "entry": []}'
+    signature = hmac.new(SECRETS["app_secret"].encode(), body, hashlib.sha256).hexdigest()
+    signed = client.post(
+        url, body, content_type="application/json", HTTP_X_HUB_SIGNATURE_256=f"sha256={signature}"
+    )
+    assert signed.status_code == 200
+
+
+@pytest.mark.django_db
+def test_rotation_re_encrypts_every_secret_under_the_newest_key(keys, org_a, org_b, capsys):
+    first, second = configure(org_a), configure(org_b, app_secret=None, verify_token=None)
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2, KEY_1]
+    call_command("rotate_encryption_key")
+    assert "sending.Channel.access_token: 2 re-encrypted" in capsys.readouterr().out
+
+    # Readable with the new key alone: the old one can go.
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2]
+    newest = Fernet(KEY_2)
+    for channel in (first, second):
+        for field in SECRETS:
+            stored = raw(channel, field)
+            if stored:
+                newest.decrypt(stored.removeprefix("fernet:").encode())
+    assert stored_channel(org_a).access_token == SECRETS["access_token"]
+    assert raw(second, "app_secret") == ""
+
+
+@pytest.mark.django_db
+def test_rotation_without_the_old_key_fails_clearly_and_changes_nothing(keys, org_a):
+    channel = configure(org_a)
+    before = raw(channel, "access_token")
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2]
+    with pytest.raises(CommandError, match="cannot be decrypted"):
+        call_command("rotate_encryption_key")
+    assert raw(channel, "access_token") == before
+
+
+def test_rotation_finds_encrypted_fields_by_walking_the_models():
+    found = {(model._meta.label, name) for model, name in encryption.encrypted_fields()}
+    assert {
+        ("sending.Channel", "access_token"),
+        ("sending.Channel", "app_secret"),
+        ("sending.Channel", "verify_token"),
+    } <= found
+
+
+@pytest.mark.django_db
+def test_without_keys_a_key_derived_from_the_secret_key_is_used(settings, org_a, caplog):
+    settings.FIELD_ENCRYPTION_KEYS = []
+    channel = configure(org_a)
+    assert "FIELD_ENCRYPTION_KEYS is not set" in caplog.text
+    stored = raw(channel, "access_token").removeprefix("fernet:")
+    assert (
+        Fernet(encryption.development_key()).decrypt(stored.encode()).decode()
+        == (SECRETS["access_token"])
+    )
+
+
+def test_the_deploy_check_refuses_the_development_key(settings):
+    settings.FIELD_ENCRYPTION_KEYS = []
+    ids = {message.id for message in run_checks(include_deployment_checks=True)}
+    assert "base.E002" in ids
+    settings.FIELD_ENCRYPTION_KEYS = [KEY_1]
+    ids = {message.id for message in run_checks(include_deployment_checks=True)}
+    assert "base.E002" not in ids
+
+
+def test_a_malformed_key_is_a_check_error(settings):
+    settings.FIELD_ENCRYPTION_KEYS = ["not-a-key"]
+    assert "base.E001" in {message.id for message in run_checks()}
+
+
+# The data migration (sending 0010).
+
+BEFORE = [("sending", "0008_chat_status_played")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.migrate(targets or executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_encrypts_plain_rows_once_and_decrypts_them_backwards(keys, org_a, org_b):
+    encrypted_before = configure(org_a)
+    migrate(BEFORE)
+    try:
+        # Backwards, the encrypted row went back to plain text.
+        assert raw(encrypted_before, "access_token") == SECRETS["access_token"]
+        old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
+        OldChannel = old.get_model("sending", "Channel")
+        plain = OldChannel.objects.create(
+            organization_id=org_b.pk, kind="cloud_api", phone_number_id="1", **SECRETS
+        )
+        assert encryption.raw_value(Channel, plain.pk, "app_secret") == SECRETS["app_secret"]
+    finally:
+        migrate(None)
+
+    for pk in (encrypted_before.pk, plain.pk):
+        for field, secret in SECRETS.items():
+            stored = encryption.raw_value(Channel, pk, field)
+            assert stored.startswith("fernet:") and secret not in stored
+            # encrypted once: one decryption gives the plain text back
+            assert encryption.decrypt(stored) == secret
+    # Running the forward step again changes nothing: encrypted values are left alone.
+    assert encryption.rewrite_column(Channel, "access_token", encryption.encrypt_plain) == 0
+    assert stored_channel(org_b).verify_token == SECRETS["verify_token"]
