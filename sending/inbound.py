@@ -33,7 +33,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import Organization
 from canned_replies.matching import find_reply
-from contacts.services import contact_for_phone
+from contacts.services import apply_opt_out_words, contact_for_phone
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.gateway.cloud_api import is_message_id
@@ -275,6 +275,7 @@ def record_message(
         return
     summary.messages += 1
     if text is not None:
+        apply_opt_out_words(contact=contact, text=text)  # STOP / START (docs/campaigns.md)
         schedule_auto_reply(chat, text, summary)
 
 

@@ -12,6 +12,7 @@ away is a SendNotRecorded carrying what the channel said, which is also logged.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +124,7 @@ def send_template(
     phone: str,
     template: dict[str, Any],
     phone_input: str | None = None,
+    before_send: Callable[[], None] | None = None,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
@@ -150,6 +152,7 @@ def send_template(
         phone_input=phone_input,
         payload=payload,
         metadata=metadata,
+        before_send=before_send,
     )
 
 
@@ -161,11 +164,16 @@ def deliver(
     phone_input: str | None,
     payload: dict[str, Any],
     metadata: dict[str, Any],
+    before_send: Callable[[], None] | None = None,
 ) -> SendResult:
+    """`before_send`, when given, is called just before the channel is: a campaign waits
+    there for its turn at the number's rate (campaigns/pacing.py)."""
     contact = contact_for_phone(organization=organization, phone=phone)
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
     point_of_no_return()
+    if before_send is not None:
+        before_send()
     try:
         # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)
