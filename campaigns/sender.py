@@ -182,7 +182,9 @@ def send_one(sender: Sender, recipient: Recipient) -> None:
         logger.exception("Campaign recipient %s: the outcome is unknown", recipient.pk)
         finish(recipient, RecipientStatus.UNKNOWN, error=str(error)[:1000])
         return
-    finish(recipient, RecipientStatus.SENT, chat_id=result.chat.pk, contact_id=result.chat.contact_id)
+    finish(
+        recipient, RecipientStatus.SENT, chat_id=result.chat.pk, contact_id=result.chat.contact_id
+    )
 
 
 def is_opted_out(organization_id: int, phone: str) -> bool:

@@ -1,7 +1,6 @@
 """Campaigns over the API (contract section 12). Thin: validate, call the service, shape."""
 
 from rest_framework.decorators import action
-from rest_framework.response import Response
 
 from campaigns import services
 from campaigns.api.serializers import CampaignInputSerializer, campaign_data, recipient_data
@@ -9,8 +8,8 @@ from campaigns.models import Campaign
 from campaigns.selectors import campaign_recipients, campaigns_with_counts
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
-from sending.services.templates import check_parameter_count
 from sending.models import MessageTemplate
+from sending.services.templates import check_parameter_count
 
 
 class CampaignViewSet(OrganizationViewSet):

@@ -24,7 +24,9 @@ from tests.shapes import assert_documented
 pytestmark = pytest.mark.django_db
 
 
-def test_a_campaign_to_a_group_sends_the_template_to_each_contact_once(api, cloud_org, graph, group):
+def test_a_campaign_to_a_group_sends_the_template_to_each_contact_once(
+    api, cloud_org, graph, group
+):
     response = api.post("/api/campaigns", body(contact_group=str(group.uuid)), format="json")
 
     assert response.status_code == 200, response.json()
