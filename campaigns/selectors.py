@@ -66,9 +66,9 @@ def campaign_recipients(campaign: Campaign) -> QuerySet[Recipient]:
 def recipient_status(recipient: Recipient) -> str:
     """The recipient's status, following its chat once sent: delivered, read, failed."""
     chat = recipient.chat
-    if recipient.status == R.SENT and chat is not None:
-        if chat.status in (ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.FAILED):
-            return chat.status
+    followed = (ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.FAILED)
+    if recipient.status == R.SENT and chat is not None and chat.status in followed:
+        return chat.status
     return recipient.status
 
 

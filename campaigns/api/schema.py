@@ -21,13 +21,12 @@ from messaging_project.api.schema import (
     page_of,
     text,
 )
-from sending.models import ChatStatus
 
 
 class CampaignRecordSerializer(serializers.Serializer):
     uuid = serializers.UUIDField()
     name = text()
-    status = serializers.ChoiceField(choices=CampaignStatus.values)
+    status = text("One of: " + ", ".join(CampaignStatus.values) + ".")
     total = integer("Recipients, fixed when the campaign starts (0 until then).")
     pending = integer("Waiting for their turn, or being sent.")
     sent = integer("Accepted by the channel and not reported failed since.")
@@ -49,9 +48,9 @@ class CampaignRecordSerializer(serializers.Serializer):
 class RecipientRecordSerializer(serializers.Serializer):
     phone = text("Digits, country code first; the input as given when it is not a number.")
     contact_uuid = serializers.UUIDField(allow_null=True)
-    status = serializers.ChoiceField(
-        choices=["pending", "sending", "sent", "failed", "skipped", "unknown"]
-        + [ChatStatus.DELIVERED, ChatStatus.READ]
+    status = text(
+        "pending, sending, sent, failed, skipped or unknown; once sent it follows the "
+        "chat: delivered, read, failed."
     )
     chat_uuid = serializers.UUIDField(allow_null=True)
     error = text(null=True)
