@@ -297,3 +297,14 @@ def apply_opt_out_words(*, contact: Contact, text: str) -> bool | None:
         set_opted_out(contact_id=contact.pk, opted_out=intent)
         contact.opted_out = intent
     return intent
+
+
+def save_opt_out_words(
+    *, organization: Organization, stop_words: str, start_words: str
+) -> OptOutWords:
+    """The organization's own opt-out and opt-in words (one a line), created or replaced."""
+    words, _ = OptOutWords.objects.update_or_create(
+        organization=organization,
+        defaults={"stop_words": stop_words, "start_words": start_words},
+    )
+    return words
