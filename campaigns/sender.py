@@ -2,17 +2,18 @@
 
 A sender task (campaigns/tasks.py) runs one or more threads; each repeats:
 
-1. wait for the number's next turn (campaigns/pacing.py);
-2. claim the next pending recipient: one conditional UPDATE moves it to `sending`,
+1. claim the next pending recipient: one conditional UPDATE moves it to `sending`,
    naming this worker, only while it is pending and the campaign running (so neither
    another sender nor a cancel can meet it half-way);
-3. skip it if its contact opted out meanwhile; else send the template through the send
-   service (the chat is recorded as for /api/send/template);
-4. record the outcome: `sent` with its chat, `failed` with the error, back to `pending`
+2. skip it if its contact opted out meanwhile; else send the template through the send
+   service (the chat is recorded as for /api/send/template), which waits for the
+   number's next turn (campaigns/pacing.py) just before the request leaves, so the pace
+   is kept where it counts, at the channel;
+3. record the outcome: `sent` with its chat, `failed` with the error, back to `pending`
    when Graph throttled the number (it was not sent), `unknown` when the channel may have
    taken it without our knowing (no answer, or the answer not recorded).
 
-A worker killed during step 3 leaves its claims `sending`. WhatsApp has no idempotency
+A worker killed during step 2 leaves its claims `sending`. WhatsApp has no idempotency
 key, so they are never sent again: any sender that finds a claim of a worker no longer
 alive (no heartbeat for TASK_WORKER_TIMEOUT) marks it `unknown` and reports it.
 """
@@ -104,7 +105,6 @@ def send_until_done(*, campaign_id: int, worker_id: str) -> None:
     campaign = Campaign.objects.select_related("organization").get(pk=campaign_id)
     sender = Sender(campaign=campaign, worker_id=worker_id)
     while True:
-        wait_for_turn(organization_id=campaign.organization_id, rate=campaign.rate)
         recipient = claim_next(sender)
         if recipient is None:
             return
@@ -149,12 +149,18 @@ def send_one(sender: Sender, recipient: Recipient) -> None:
         finish(recipient, RecipientStatus.SKIPPED, error=OPTED_OUT)
         return
     reached = threading.Event()  # set once the channel is about to be called
+
+    def when_its_turn() -> None:
+        # Last thing before the request leaves, so that the pace is the channel's.
+        wait_for_turn(organization_id=organization.pk, rate=sender.campaign.rate)
+        reached.set()
+
     try:
         result = send_template(
             organization=organization,
             phone=recipient.phone,
             template=sender.campaign.template,
-            before_send=reached.set,
+            before_send=when_its_turn,
         )
     except SendFailed as failure:
         failed(sender, recipient, failure.error, chat_id=failure.chat.pk)
