@@ -21,6 +21,7 @@ alive (no heartbeat for TASK_WORKER_TIMEOUT) marks it `unknown` and reports it.
 import logging
 import math
 import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -45,6 +46,9 @@ logger = logging.getLogger(__name__)
 OPTED_OUT_CODE = 131050
 # Seconds one send is expected to take at most, to size the threads to the rate.
 SEND_SECONDS = 0.4
+# A sender task sends for this long, then hands over to a new task: a worker told to stop
+# (SIGTERM) finishes its running tasks first, and a campaign must not hold it for hours.
+SLICE_SECONDS = 20.0
 
 
 @dataclass
@@ -71,14 +75,14 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
         return campaign.status if campaign else "gone"
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     threads = threads_for(campaign.rate)
+    until = time.monotonic() + SLICE_SECONDS
+    work = {"campaign_id": campaign_id, "worker_id": worker_id, "until": until}
     if threads == 1:
-        send_until_done(campaign_id=campaign_id, worker_id=worker_id)
+        send_until_done(**work)
     else:
         pool = [
             threading.Thread(
-                target=in_own_connection,
-                kwargs={"campaign_id": campaign_id, "worker_id": worker_id},
-                name=f"campaign-{campaign_id}-{n}",
+                target=in_own_connection, kwargs=work, name=f"campaign-{campaign_id}-{n}"
             )
             for n in range(threads)
         ]
@@ -86,6 +90,13 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
             thread.start()
         for thread in pool:
             thread.join()
+    if still_pending(campaign_id):
+        # The slice is over: the rest goes to a new task (any worker's). Enqueued before
+        # this one ends, so a crash in between leaves this one to be run again instead.
+        from campaigns.tasks import send_campaign
+
+        send_campaign.enqueue(campaign_id)
+        return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
@@ -100,8 +111,17 @@ def in_own_connection(**kwargs) -> None:
         connection.close()
 
 
-def send_until_done(*, campaign_id: int, worker_id: str) -> None:
-    """Claim and send recipients one by one until none is pending (or it is cancelled)."""
+def still_pending(campaign_id: int) -> bool:
+    return Recipient.objects.filter(
+        campaign_id=campaign_id,
+        status=RecipientStatus.PENDING,
+        campaign__status=CampaignStatus.RUNNING,
+    ).exists()
+
+
+def send_until_done(*, campaign_id: int, worker_id: str, until: float | None = None) -> None:
+    """Claim and send recipients one by one until none is pending (or it is cancelled),
+    or the monotonic clock passes `until`."""
     campaign = Campaign.objects.select_related("organization").get(pk=campaign_id)
     sender = Sender(campaign=campaign, worker_id=worker_id)
     while True:
@@ -109,6 +129,8 @@ def send_until_done(*, campaign_id: int, worker_id: str) -> None:
         if recipient is None:
             return
         send_one(sender, recipient)
+        if until is not None and time.monotonic() >= until:
+            return
 
 
 def claim_next(sender: Sender) -> Recipient | None:

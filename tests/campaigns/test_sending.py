@@ -237,3 +237,16 @@ def test_a_campaign_is_paced_at_its_rate(api, cloud_org, graph):
 
     assert len(times) == 11
     assert times[-1] - times[0] >= 10 / 20 - 0.01
+
+
+def test_a_sender_hands_over_to_a_new_task_after_its_slice(api, cloud_org, graph, monkeypatch):
+    monkeypatch.setattr("campaigns.sender.SLICE_SECONDS", 0.0)  # one claim per slice at most
+    uuid = create(api, phones=PHONES)
+
+    from tests.background import tasks
+
+    run_tasks()
+
+    assert len(sends(graph)) == 3
+    assert shown(api, uuid)["status"] == "completed"
+    assert tasks("campaigns.tasks.send_campaign").count() >= 3  # handed over
