@@ -205,3 +205,36 @@ def wait_for_sends_under_way(*, campaign_id: int) -> None:
         ).exists():
             return
         time.sleep(0.05)
+
+
+SENDER_TASK = "campaigns.tasks.send_campaign"
+
+
+def resume_stalled_campaigns() -> int:
+    """A sender task for each running campaign that has none waiting or running."""
+    from django_tasks_db.models import DBTaskResult
+
+    from campaigns.tasks import send_campaign
+
+    resumed = 0
+    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            # Locked, so that two workers' schedulers resume it once.
+            if not (
+                Campaign.objects.select_for_update()
+                .filter(pk=campaign_id, status=CampaignStatus.RUNNING)
+                .exists()
+            ):
+                continue
+            senders = DBTaskResult.objects.filter(
+                task_path=SENDER_TASK,
+                status__in=["READY", "RUNNING"],
+                args_kwargs__args__0=campaign_id,
+            )
+            if not senders.exists():
+                send_campaign.enqueue(campaign_id)
+                resumed += 1
+                logger.warning("Campaign %s had no sender left; one more started", campaign_id)
+    return resumed

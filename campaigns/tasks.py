@@ -5,7 +5,11 @@ a sender only sends what it claims (campaigns/sender.py), so a task run twice, o
 senders at once, send each recipient at most once.
 """
 
+from datetime import timedelta
+
 from django_tasks import task
+
+from messaging_project.api.schedule import every
 
 
 @task()
@@ -24,3 +28,13 @@ def send_campaign(context, campaign_id: int) -> str:
     worker_ids = context.task_result.worker_ids
     worker_id = worker_ids[-1] if worker_ids else "inline"
     return run_campaign(campaign_id=campaign_id, worker_id=worker_id)
+
+
+@every(timedelta(minutes=1))
+@task()
+def resume_campaigns() -> int:
+    """Running campaigns that no sender task is left for (every one failed): a new one
+    each, which sends the rest and marks dead workers' claims unknown. How many."""
+    from campaigns.services import resume_stalled_campaigns
+
+    return resume_stalled_campaigns()

@@ -250,3 +250,21 @@ def test_a_sender_hands_over_to_a_new_task_after_its_slice(api, cloud_org, graph
     assert len(sends(graph)) == 3
     assert shown(api, uuid)["status"] == "completed"
     assert tasks("campaigns.tasks.send_campaign").count() >= 3  # handed over
+
+
+def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
+    from django_tasks_db.models import DBTaskResult
+
+    from campaigns.services import resume_stalled_campaigns
+
+    uuid = create(api, phones=PHONES)
+    other = create(api, phones=PHONES[:1])
+    DBTaskResult.objects.filter(args_kwargs__args__0=Campaign.objects.get(uuid=uuid).pk).update(
+        status="FAILED"
+    )
+
+    assert resume_stalled_campaigns() == 1  # the other still has its sender waiting
+    assert resume_stalled_campaigns() == 0
+    run_tasks()
+    assert shown(api, uuid)["status"] == shown(api, other)["status"] == "completed"
+    assert len(sends(graph)) == 4
