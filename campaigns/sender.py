@@ -37,8 +37,9 @@ from campaigns.services import OPTED_OUT, complete_if_done
 from contacts.models import Contact
 from contacts.services import set_opted_out
 from messaging_project.api.models import WorkerHeartbeat
-from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
+from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.services import SendFailed, SendNotRecorded, send_template
+from sending.tasks import outcome_unknown  # the auto-replies' rule: no answer is unknown
 
 logger = logging.getLogger(__name__)
 
@@ -241,14 +242,6 @@ def failed(sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id
         finish(recipient, RecipientStatus.PENDING, error=described)
         return
     finish(recipient, RecipientStatus.FAILED, error=described, chat_id=chat_id)
-
-
-def outcome_unknown(error: GatewayError) -> bool:
-    """Whether WhatsApp may have taken the message although the send failed: no answer
-    came (a timeout, a connection dropped mid-request); a refused connection did not."""
-    if error.http_status is not None:
-        return False
-    return error.kind == FailureKind.TIMEOUT or error.details != "ConnectionRefusedError"
 
 
 def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> None:
