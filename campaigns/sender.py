@@ -186,7 +186,13 @@ def send_one(sender: Sender, recipient: Recipient) -> None:
             before_send=when_its_turn,
         )
     except SendFailed as failure:
-        failed(sender, recipient, failure.error, chat_id=failure.chat.pk)
+        failed(
+            sender,
+            recipient,
+            failure.error,
+            chat_id=failure.chat.pk,
+            contact_id=failure.chat.contact_id,
+        )
         if failure.error.code == OPTED_OUT_CODE:
             set_opted_out(contact_id=failure.chat.contact_id, opted_out=True)
         return
@@ -224,7 +230,9 @@ def is_opted_out(organization_id: int, phone: str) -> bool:
     )
 
 
-def failed(sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id: int) -> None:
+def failed(
+    sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id: int, contact_id: int
+) -> None:
     described = f"{error.message}" + (f" (code {error.code})" if error.code else "")
     if outcome_unknown(error):
         logger.error(
@@ -233,15 +241,23 @@ def failed(sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id
             recipient.pk,
             described,
         )
-        finish(recipient, RecipientStatus.UNKNOWN, error=described, chat_id=chat_id)
+        finish(
+            recipient,
+            RecipientStatus.UNKNOWN,
+            error=described,
+            chat_id=chat_id,
+            contact_id=contact_id,
+        )
         return
     if error.code in THROTTLING_CODES and recipient.attempts < settings.TASK_MAX_ATTEMPTS:
         # Graph refused it for the pace: it was not sent. Everyone waits, then it goes again.
         slow_down(organization_id=sender.organization.pk)
         logger.warning("Campaign %s throttled by WhatsApp (%s)", sender.campaign.uuid, described)
-        finish(recipient, RecipientStatus.PENDING, error=described)
+        finish(recipient, RecipientStatus.PENDING, error=described, contact_id=contact_id)
         return
-    finish(recipient, RecipientStatus.FAILED, error=described, chat_id=chat_id)
+    finish(
+        recipient, RecipientStatus.FAILED, error=described, chat_id=chat_id, contact_id=contact_id
+    )
 
 
 def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> None:

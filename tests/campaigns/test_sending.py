@@ -46,6 +46,7 @@ def test_a_refusal_fails_that_recipient_and_the_rest_go_on(api, cloud_org, graph
     assert (data["status"], data["sent"], data["failed"]) == ("completed", 2, 1)
     failed = Recipient.objects.get(status=RecipientStatus.FAILED)
     assert "131026" in failed.error
+    assert failed.contact_id is not None
     assert Chat.objects.get(pk=failed.chat_id).status == "failed"
 
 
