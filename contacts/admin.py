@@ -8,7 +8,7 @@ from django.db.models import Count, Q
 
 from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import services
-from contacts.models import Contact, ContactGroup
+from contacts.models import Contact, ContactGroup, OptOutWords
 from messaging_project.api.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
 from messaging_project.api.service_admin import adopt
 
@@ -191,3 +191,21 @@ class ContactGroupAdmin(OrganizationScopedAdmin):
     def soft_delete(self, request, obj):
         # Its contacts stay, without a group.
         services.delete_contact_group(group=obj)
+
+
+@admin.register(OptOutWords)
+class OptOutWordsAdmin(OrganizationScopedAdmin):
+    """The words besides STOP and START that opt contacts out of campaigns and back in."""
+
+    fields = ["organization", "stop_words", "start_words"]
+    list_display = ["organization", "stop_words", "start_words"]
+
+    def save_through_service(self, request, obj, form, change):
+        words = services.save_opt_out_words(
+            organization=obj.organization
+            if change
+            else self.organization_for_new_record(request, form),
+            stop_words=form.cleaned_data["stop_words"],
+            start_words=form.cleaned_data["start_words"],
+        )
+        adopt(obj, words)

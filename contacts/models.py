@@ -42,6 +42,9 @@ class Contact(OrganizationRecord):
         ContactGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="contacts"
     )
     is_favorite = models.BooleanField(default=False)
+    # Set by an inbound STOP (or the organization's own words) and by the channel's error
+    # 131050; an inbound START clears it. Campaigns skip opted-out contacts.
+    opted_out = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
@@ -97,3 +100,25 @@ class ContactBlock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.live} live contacts in block {self.block}"
+
+
+class OptOutWords(models.Model):
+    """The words that opt an organization's contacts out of (and back into) its campaigns,
+    besides STOP and START. Matched against a whole inbound text, case-folded."""
+
+    organization = models.OneToOneField(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="opt_out_words"
+    )
+    stop_words = models.TextField(
+        blank=True, default="", help_text="One word or phrase a line, besides STOP."
+    )
+    start_words = models.TextField(
+        blank=True, default="", help_text="One word or phrase a line, besides START."
+    )
+
+    class Meta:
+        verbose_name = "opt-out words"
+        verbose_name_plural = "opt-out words"
+
+    def __str__(self) -> str:
+        return f"Opt-out words of {self.organization}"

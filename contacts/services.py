@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from accounts.models import Organization
-from contacts.models import Contact, ContactBlock, ContactGroup
+from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
@@ -336,3 +336,61 @@ def delete_contact_group(*, group: ContactGroup) -> None:
     now = timezone.now()
     ContactGroup.objects.update_live(group, deleted_at=now, updated_at=now)
     Contact.objects.filter(contact_group_id=group.pk).update(contact_group=None, updated_at=now)
+
+
+# Meta's own opt-out and opt-in words; an organization adds its own (OptOutWords).
+STOP_WORDS = frozenset({"stop"})
+START_WORDS = frozenset({"start"})
+
+
+def normalized_words(text: str) -> str:
+    """Case-folded, trimmed, inner whitespace collapsed: `  Stop ` is `stop`."""
+    return " ".join(text.casefold().split())
+
+
+def opt_out_intent(*, organization_id: int, text: str) -> bool | None:
+    """True when an inbound text is an opt-out word, False for an opt-in word, else None."""
+    said = normalized_words(text)
+    if not said or len(said) > 255:
+        return None
+    stop, start = set(STOP_WORDS), set(START_WORDS)
+    words = OptOutWords.objects.filter(organization_id=organization_id).first()
+    if words is not None:
+        stop |= {normalized_words(line) for line in words.stop_words.splitlines()} - {""}
+        start |= {normalized_words(line) for line in words.start_words.splitlines()} - {""}
+    if said in stop:
+        return True
+    if said in start:
+        return False
+    return None
+
+
+def set_opted_out(*, contact_id: int, opted_out: bool) -> bool:
+    """Mark a live contact opted out of campaigns (or back in); whether it changed."""
+    return bool(
+        Contact.objects.live()
+        .filter(pk=contact_id)
+        .exclude(opted_out=opted_out)
+        .update(opted_out=opted_out, updated_at=timezone.now())
+    )
+
+
+def apply_opt_out_words(*, contact: Contact, text: str) -> bool | None:
+    """An inbound text from `contact`: STOP (or the organization's words) opts it out,
+    START back in. The new state when it is one of those words, else None."""
+    intent = opt_out_intent(organization_id=contact.organization_id, text=text)
+    if intent is not None:
+        set_opted_out(contact_id=contact.pk, opted_out=intent)
+        contact.opted_out = intent
+    return intent
+
+
+def save_opt_out_words(
+    *, organization: Organization, stop_words: str, start_words: str
+) -> OptOutWords:
+    """The organization's own opt-out and opt-in words (one a line), created or replaced."""
+    words, _ = OptOutWords.objects.update_or_create(
+        organization=organization,
+        defaults={"stop_words": stop_words, "start_words": start_words},
+    )
+    return words

@@ -28,6 +28,7 @@ api_patterns = [
     path("", include("contacts.api.urls")),
     path("", include("canned_replies.api.urls")),
     path("", include("sending.api.urls")),
+    path("", include("campaigns.api.urls")),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.
     re_path(r"^.*$", not_found),
 ]

@@ -44,7 +44,7 @@ from django.db import IntegrityError, transaction
 from accounts.models import Organization
 from canned_replies.matching import find_reply
 from contacts.models import Contact
-from contacts.services import contact_for_whatsapp_user, move_whatsapp_user
+from contacts.services import apply_opt_out_words, contact_for_whatsapp_user, move_whatsapp_user
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.gateway.cloud_api import is_message_id
@@ -359,6 +359,7 @@ def record_message(
     summary.messages += 1
     attach_media(chat, item)  # an image, voice note...: its download is a task
     if text is not None:
+        apply_opt_out_words(contact=contact, text=text)  # STOP / START (docs/campaigns.md)
         schedule_auto_reply(chat, text, summary)
 
 

@@ -43,6 +43,10 @@ class ContactRecordSerializer(RecordSerializer):
     )
     contact_group_id = integer(null=True)
     is_favorite = serializers.ChoiceField(choices=[0, 1])
+    opted_out = integer(
+        "0 or 1: 1 when the contact opted out of campaigns (an inbound STOP, or the "
+        "channel's error 131050); an inbound START sets it back to 0."
+    )
     created_by = integer("0 for records written through the API.")
     created_at = text(LARAVEL_DATETIME, null=True)
     updated_at = text(LARAVEL_DATETIME, null=True)

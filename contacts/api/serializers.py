@@ -79,6 +79,7 @@ def contact_data(contact: Contact) -> dict[str, Any]:
         "address": json_text(full_address(contact.address)),  # jsonb does not keep key order
         "contact_group_id": contact.contact_group_id,
         "is_favorite": int(contact.is_favorite),
+        "opted_out": int(contact.opted_out),
         "created_by": contact.created_by,
         "created_at": laravel_datetime(contact.created_at),
         "updated_at": laravel_datetime(contact.updated_at),

@@ -12,6 +12,7 @@ away is a SendNotRecorded carrying what the channel said, which is also logged.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +141,7 @@ def send_template(
     template: dict[str, Any],
     phone_input: str | None = None,
     new_contact: dict[str, str | None] | None = None,
+    before_send: Callable[[], None] | None = None,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
@@ -168,6 +170,7 @@ def send_template(
         payload=payload,
         metadata=metadata,
         new_contact=new_contact,
+        before_send=before_send,
     )
 
 
@@ -217,13 +220,18 @@ def deliver(
     metadata: dict[str, Any],
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
+    before_send: Callable[[], None] | None = None,
 ) -> SendResult:
+    """`before_send`, when given, is called just before the channel is: a campaign waits
+    there for its turn at the number's rate (campaigns/pacing.py)."""
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
     payload = addressed(payload, phone=contact.phone, user_id=contact.user_id)
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
     point_of_no_return()
+    if before_send is not None:
+        before_send()
     try:
         # Outside any transaction: the network may take WHATSAPP_TIMEOUT seconds.
         answer = gateway.send_message(payload)

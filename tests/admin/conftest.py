@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.services import create_staff_user
+from campaigns.models import Campaign
 from sending.models import Channel, Chat, MessageTemplate
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
 
@@ -85,6 +86,13 @@ def make_records(organization, word: str) -> dict:
         "cannedreply": reply,
         "chat": chat,
         "messagetemplate": template,
+        "campaign": Campaign.objects.create(
+            organization=organization,
+            name=f"{word} campaign",
+            template={"name": "welcome", "language": {"code": "en_US"}},
+            phones=["+4915123456000"],
+            rate=80,
+        ),
     }
 
 

@@ -20,6 +20,7 @@ MODELS = {
     "cannedreply": "canned_replies",
     "chat": "sending",
     "messagetemplate": "sending",
+    "campaign": "campaigns",
 }
 EDITABLE = ["contact", "contactgroup", "cannedreply"]
 # The text each kind of record shows in a list, per organization.
@@ -29,6 +30,7 @@ MARKERS = {
     "cannedreply": ("Alpha reply", "Bravo reply"),
     "chat": ("Alpha Contact", "Bravo Contact"),
     "messagetemplate": ("alpha_welcome", "bravo_welcome"),
+    "campaign": ("Alpha campaign", "Bravo campaign"),
 }
 
 

@@ -50,6 +50,7 @@ def test_contact_shape_is_exactly_api_md(api, org_a):
         "address",
         "contact_group_id",
         "is_favorite",
+        "opted_out",  # beyond api.md: campaigns skip opted-out contacts
         "created_by",
         "created_at",
         "updated_at",

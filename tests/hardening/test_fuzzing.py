@@ -35,6 +35,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from campaigns.models import Campaign
 from tests.factories import (
     CannedReplyFactory,
     ContactFactory,
@@ -145,6 +146,13 @@ def seeded(db, transaction_survives_requests):
         "canned-replies": CannedReplyFactory(organization=organization),
         "chats": ChatFactory(organization=organization, contact=contact),
         "templates": MessageTemplateFactory(organization=organization),
+        "campaigns": Campaign.objects.create(
+            organization=organization,
+            name="Fuzzed",
+            template={"name": "hello", "language": {"code": "en_US"}},
+            phones=["+14155552671"],
+            rate=80,
+        ),
     }
     return {"token": issue_token(organization), "records": records}
 

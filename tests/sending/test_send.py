@@ -126,6 +126,7 @@ def test_response_has_the_documented_shape(api, org_a):
             "address": None,
             "contact_group_id": None,
             "is_favorite": 0,
+            "opted_out": 0,
             "created_by": 0,
             "created_at": contact.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             "updated_at": contact.updated_at.strftime("%Y-%m-%d %H:%M:%S"),

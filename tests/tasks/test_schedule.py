@@ -20,15 +20,24 @@ CLEAN_UPS = {
     "messaging_project.api.tasks.purge_expired_sessions": timedelta(days=1),
     "messaging_project.api.tasks.purge_bookkeeping": timedelta(days=1),
 }
+# Not a clean-up: the minutely look for campaigns left without a sender (campaigns/tasks.py).
+OTHERS = {"campaigns.tasks.resume_campaigns": timedelta(minutes=1)}
 NOON = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
 
 def enqueued() -> list[str]:
-    return sorted(task.task_path for task in tasks())
+    return sorted(task.task_path for task in tasks() if task.task_path in CLEAN_UPS)
+
+
+class Scheduler(Scheduler):
+    """The clean-ups' part of the schedule (the others come every minute)."""
+
+    def enqueue_due(self, now=None) -> list[str]:
+        return [name for name in super().enqueue_due(now) if name in CLEAN_UPS]
 
 
 def test_the_clean_ups_are_scheduled_hourly_or_daily():
-    assert {name: job.interval for name, job in discover().items()} == CLEAN_UPS
+    assert {name: job.interval for name, job in discover().items()} == CLEAN_UPS | OTHERS
 
 
 def test_each_job_is_enqueued_once_per_period(db):
@@ -45,7 +54,7 @@ def test_each_job_is_enqueued_once_per_period(db):
         "messaging_project.api.tasks.purge_idempotency_keys",
     ]
     assert first.enqueue_due(NOON + timedelta(hours=1, minutes=1)) == []
-    assert PeriodicRun.objects.count() == len(CLEAN_UPS) + 2
+    assert PeriodicRun.objects.filter(job__in=CLEAN_UPS).count() == len(CLEAN_UPS) + 2
     assert len(enqueued()) == len(CLEAN_UPS) + 2
 
 

@@ -1,0 +1,89 @@
+"""Campaigns in the staff admin: their progress and counts, and a cancel action that goes
+through campaigns.services like the API's. Campaigns are created through the API."""
+
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from accounts.admin_scoping import OrganizationScopedAdmin
+from campaigns import services
+from campaigns.models import Campaign, CampaignStatus
+from campaigns.selectors import campaigns_with_counts
+
+COUNTS = ["total", "pending", "sent", "delivered", "read", "failed", "skipped", "unknown"]
+
+
+@admin.register(Campaign)
+class CampaignAdmin(OrganizationScopedAdmin):
+    list_display = ["name", "status", "progress", *COUNTS, "created_at", "finished_at"]
+    list_filter = ["status"]
+    search_fields = ["name"]
+    ordering = ["-id"]
+    actions = ["cancel"]
+    fields = [
+        "organization",
+        "name",
+        "status",
+        "progress",
+        "counts",
+        "rate",
+        "contact_group",
+        "template",
+        "scheduled_at",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return campaigns_with_counts(super().get_queryset(request))
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_through_service(self, request, obj, form, change):
+        return obj  # nothing on the page is editable; cancelling is the action
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "show_save": False}
+        extra_context.update(show_save_and_continue=False, show_save_and_add_another=False)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    @admin.display(description="progress")
+    def progress(self, campaign):
+        done = campaign.total - campaign.pending
+        percent = round(100 * done / campaign.total) if campaign.total else 0
+        return format_html(
+            '<progress value="{}" max="{}" title="{}%"></progress> {}%',
+            done,
+            campaign.total or 1,
+            percent,
+            percent,
+        )
+
+    @admin.display(description="counts")
+    def counts(self, campaign):
+        return ", ".join(f"{name} {getattr(campaign, name)}" for name in COUNTS)
+
+    @admin.action(description="Cancel the selected campaigns", permissions=["change"])
+    def cancel(self, request, queryset):
+        cancelled = 0
+        for campaign in queryset:
+            if campaign.status in (CampaignStatus.SCHEDULED, CampaignStatus.RUNNING):
+                services.cancel_campaign(campaign=campaign)
+                cancelled += 1
+        self.message_user(request, f"{cancelled} campaign(s) cancelled.", messages.SUCCESS)
+
+
+def count_column(name: str):
+    def column(self, campaign) -> int:
+        return getattr(campaign, name)
+
+    return admin.display(description=name, ordering=name)(column)
+
+
+for _name in COUNTS:  # the annotated counts as list columns
+    setattr(CampaignAdmin, _name, count_column(_name))

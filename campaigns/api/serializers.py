@@ -1,0 +1,121 @@
+"""Campaigns on the wire: the create body, checked before anything is stored, and the
+shapes of contract section 12."""
+
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from campaigns.models import Campaign
+from campaigns.selectors import recipient_error, recipient_status
+from contacts.models import ContactGroup
+from messaging_project.api.fields import StrictCharField
+from messaging_project.api.formats import iso_datetime
+from sending.api.serializers import TemplateSerializer
+
+PHONES_MAX = 10_000
+RATE_MIN, RATE_MAX = 1, 1000
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: no booleans, no strings, no 2.5."""
+
+    default_error_messages = {"invalid": "Must be an integer."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if isinstance(data, float) and not data.is_integer():
+            self.fail("invalid")
+        return super().to_internal_value(int(data))
+
+
+class CampaignInputSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=255)
+    template = TemplateSerializer()
+    contact_group = serializers.UUIDField(required=False, allow_null=True)
+    phones = serializers.ListField(
+        child=StrictCharField(max_length=64),
+        required=False,
+        allow_null=True,
+        min_length=1,
+        max_length=PHONES_MAX,
+        error_messages={
+            "min_length": "Send at least one phone number.",
+            "max_length": f"A campaign has at most {PHONES_MAX} phone numbers.",
+        },
+    )
+    scheduled_at = serializers.DateTimeField(required=False, allow_null=True)
+    rate = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=RATE_MIN,
+        max_value=RATE_MAX,
+        error_messages={
+            "min_value": f"The rate is {RATE_MIN} to {RATE_MAX} messages per second.",
+            "max_value": f"The rate is {RATE_MIN} to {RATE_MAX} messages per second.",
+        },
+    )
+
+    def validate_contact_group(self, value):
+        if value is None:
+            return None
+        group = (
+            ContactGroup.objects.live()
+            .filter(organization=self.context["organization"], uuid=value)
+            .first()
+        )
+        if group is None:
+            raise serializers.ValidationError("The selected contact group is invalid.")
+        if not group.contacts.filter(deleted_at__isnull=True).exists():
+            raise serializers.ValidationError("The contact group has no contacts.")
+        return group
+
+    def validate_scheduled_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("The scheduled time must be in the future.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        group, phones = attrs.get("contact_group"), attrs.get("phones")
+        if group is not None and phones is not None:
+            raise serializers.ValidationError(
+                {"contact_group": ["Send a contact_group or phones, not both."]}
+            )
+        if group is None and phones is None:
+            raise serializers.ValidationError(
+                {"phones": ["Send the recipients: a contact_group or a list of phones."]}
+            )
+        return attrs
+
+
+def campaign_data(campaign: Campaign) -> dict[str, Any]:
+    """A campaign with its counts (annotated by campaigns.selectors)."""
+    return {
+        "uuid": str(campaign.uuid),
+        "name": campaign.name,
+        "status": campaign.status,
+        "total": campaign.total,
+        "pending": campaign.pending,
+        "sent": campaign.sent,
+        "delivered": campaign.delivered,
+        "read": campaign.read,
+        "failed": campaign.failed,
+        "skipped": campaign.skipped,
+        "unknown": campaign.unknown,
+        "rate": campaign.rate,
+        "scheduled_at": iso_datetime(campaign.scheduled_at),
+        "created_at": iso_datetime(campaign.created_at),
+        "started_at": iso_datetime(campaign.started_at),
+        "finished_at": iso_datetime(campaign.finished_at),
+    }
+
+
+def recipient_data(recipient) -> dict[str, Any]:
+    return {
+        "phone": recipient.phone,
+        "contact_uuid": str(recipient.contact.uuid) if recipient.contact_id else None,
+        "status": recipient_status(recipient),
+        "chat_uuid": str(recipient.chat.uuid) if recipient.chat_id else None,
+        "error": recipient_error(recipient),
+    }

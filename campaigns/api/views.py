@@ -1,0 +1,57 @@
+"""Campaigns over the API (contract section 12). Thin: validate, call the service, shape."""
+
+from rest_framework.decorators import action
+
+from campaigns import services
+from campaigns.api.serializers import CampaignInputSerializer, campaign_data, recipient_data
+from campaigns.models import Campaign
+from campaigns.selectors import campaign_recipients, campaigns_with_counts
+from messaging_project.api.idempotency import idempotent
+from messaging_project.api.viewsets import OrganizationViewSet, write_result
+from sending.models import MessageTemplate
+from sending.services.templates import check_parameter_count
+
+
+class CampaignViewSet(OrganizationViewSet):
+    queryset = Campaign.objects.live()
+    input_serializer_class = CampaignInputSerializer
+    represent = staticmethod(campaign_data)
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action in ("list", "retrieve"):
+            return campaigns_with_counts(queryset)
+        return queryset
+
+    @idempotent
+    def create(self, request):
+        data = self.validated_input()
+        check_known_template(self.organization, data["template"])
+        campaign = services.create_campaign(organization=self.organization, **data)
+        return write_result(campaign)
+
+    @action(detail=True, methods=["get"])
+    def recipients(self, request, uuid=None):
+        campaign = self.get_object()
+        page = self.paginate_queryset(campaign_recipients(campaign))
+        return self.get_paginated_response([recipient_data(r) for r in page])
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, uuid=None):
+        campaign = self.get_object()
+        services.cancel_campaign(campaign=campaign)
+        return write_result(campaign)
+
+
+def check_known_template(organization, template) -> None:
+    """The parameter count, against the organization's synced template when known (a
+    ValidationError naming template.components), before the campaign is stored."""
+    known = (
+        MessageTemplate.objects.live()
+        .filter(
+            organization=organization, name=template["name"], language=template["language"]["code"]
+        )
+        .first()
+    )
+    if known is not None:
+        check_parameter_count(known, template.get("components") or [])

@@ -1,0 +1,107 @@
+"""Campaigns: one template to many recipients, each recipient a row sent at most once,
+and the pace of each organization's number shared by every worker."""
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import Organization, OrganizationRecord
+from contacts.models import Contact, ContactGroup
+from sending.models import Chat
+
+
+class CampaignStatus(models.TextChoices):
+    SCHEDULED = "scheduled", "scheduled"
+    RUNNING = "running", "running"
+    COMPLETED = "completed", "completed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class Campaign(OrganizationRecord):
+    """A template sent to a contact group or a list of numbers, at `rate` per second.
+
+    The recipients are fixed when it starts (campaigns.services.start_campaign): until
+    then a group campaign names its group, a list campaign keeps the numbers as given.
+    """
+
+    name = models.CharField(max_length=255)
+    template = models.JSONField(help_text="As /api/send/template takes it.")
+    contact_group = models.ForeignKey(
+        ContactGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    phones = models.JSONField(null=True, blank=True, help_text="The numbers as given.")
+    rate = models.PositiveIntegerField(help_text="Messages per second at most.")
+    status = models.CharField(
+        max_length=16, choices=CampaignStatus.choices, default=CampaignStatus.SCHEDULED
+    )
+    scheduled_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta(OrganizationRecord.Meta):
+        indexes = [models.Index(fields=["organization", "id"], name="campaigns_of_organization")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RecipientStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    SENDING = "sending", "sending"  # claimed: the channel is being called
+    SENT = "sent", "sent"  # the channel accepted it; the chat's status follows
+    FAILED = "failed", "failed"
+    SKIPPED = "skipped", "skipped"  # opted out, or the campaign was cancelled first
+    # Claimed by a worker that died during the send: WhatsApp may or may not have it.
+    UNKNOWN = "unknown", "unknown"
+
+
+class Recipient(models.Model):
+    """One number of a campaign. Moves pending -> sending -> sent | failed | skipped
+    (or unknown, after a crash), each step a conditional update."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="recipients")
+    phone = models.CharField(max_length=64, help_text="Digits, or the input when not a number.")
+    contact = models.ForeignKey(
+        Contact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    chat = models.ForeignKey(
+        Chat, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(
+        max_length=16, choices=RecipientStatus.choices, default=RecipientStatus.PENDING
+    )
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # The worker that claimed it and when: a claim of a worker no longer alive is unknown.
+    claimed_by = models.CharField(max_length=255, blank=True, default="")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            # The next pending recipient of a campaign, in order.
+            models.Index(
+                fields=["campaign", "id"],
+                condition=Q(status="pending"),
+                name="pending_recipients",
+            ),
+            models.Index(fields=["campaign", "status"], name="recipients_by_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"+{self.phone} ({self.status})"
+
+
+class SendPace(models.Model):
+    """The organization's number's turn to send: `next_at` is the earliest moment the next
+    campaign message may leave. Every sender takes its turn here (campaigns/pacing.py), in
+    a short transaction holding this row, so however many workers send, the number sends
+    at the campaign's rate at most."""
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    next_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"Next send of {self.organization} at {self.next_at}"

@@ -1,0 +1,271 @@
+"""Sending a campaign in this process: outcomes per recipient, opt-out, throttling,
+cancel, and claims left by a worker that died."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns import services
+from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+from campaigns.pacing import take_turn
+from campaigns.sender import mark_dead_claims_unknown
+from contacts.models import Contact, OptOutWords
+from devtools.cloud_api_server import graph_error
+from messaging_project.api.models import WorkerHeartbeat
+from sending.inbound import process_webhook
+from sending.models import Chat
+from tests.background import run_tasks
+from tests.campaigns.conftest import TEMPLATE, body, sends
+from tests.factories import ContactFactory
+from tests.inbound.conftest import envelope, status, statuses, text_message
+
+pytestmark = pytest.mark.django_db
+
+PHONES = ["+4915123456000", "+4915123456001", "+4915123456002"]
+
+
+def create(api, **values):
+    response = api.post("/api/campaigns", body(**values), format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()["id"]
+
+
+def shown(api, uuid):
+    return api.get(f"/api/campaigns/{uuid}").json()["data"]
+
+
+def test_a_refusal_fails_that_recipient_and_the_rest_go_on(api, cloud_org, graph):
+    graph.reply(400, graph_error(131026, "Message undeliverable"))
+    uuid = create(api, phones=PHONES)
+    run_tasks()
+
+    assert len(sends(graph)) == 3
+    data = shown(api, uuid)
+    assert (data["status"], data["sent"], data["failed"]) == ("completed", 2, 1)
+    failed = Recipient.objects.get(status=RecipientStatus.FAILED)
+    assert "131026" in failed.error
+    assert failed.contact_id is not None
+    assert Chat.objects.get(pk=failed.chat_id).status == "failed"
+
+
+def test_no_answer_is_unknown_and_not_sent_again(api, cloud_org, graph, settings):
+    settings.WHATSAPP_TIMEOUT = 0.3
+    graph.fault(delay=1.0)
+    uuid = create(api, phones=PHONES)
+    run_tasks()
+    run_tasks()
+
+    assert len(sends(graph)) == 3
+    data = shown(api, uuid)
+    assert (data["sent"], data["unknown"], data["pending"]) == (2, 1, 0)
+
+
+def test_throttling_slows_down_and_sends_again(api, cloud_org, graph, monkeypatch):
+    monkeypatch.setattr("campaigns.pacing.THROTTLE_PAUSE", timedelta(seconds=0.5))
+    graph.reply(400, graph_error(130429, "Rate limit hit"))
+    started = time.monotonic()
+    uuid = create(api, phones=PHONES[:2])
+    run_tasks()
+
+    assert time.monotonic() - started >= 0.5
+    assert len(sends(graph)) == 3  # the throttled one went again
+    data = shown(api, uuid)
+    assert (data["sent"], data["failed"], data["status"]) == (2, 0, "completed")
+
+
+def test_the_statuses_of_the_chats_move_the_counts(api, cloud_org, graph):
+    uuid = create(api, phones=PHONES)
+    run_tasks()
+    chats = list(Chat.objects.order_by("id"))
+    process_webhook(
+        organization=cloud_org,
+        payload=envelope(
+            statuses(
+                status(chats[0].wam_id, "delivered", 1700000001),
+                status(chats[1].wam_id, "read", 1700000002),
+                status(chats[2].wam_id, "failed", 1700000003, errors=[{"code": 131026}]),
+            )
+        ),
+    )
+
+    data = shown(api, uuid)
+    assert (data["sent"], data["delivered"], data["read"], data["failed"]) == (2, 2, 1, 1)
+    statuses_shown = [
+        r["status"] for r in api.get(f"/api/campaigns/{uuid}/recipients").json()["data"]
+    ]
+    assert statuses_shown == ["delivered", "read", "failed"]
+
+
+def test_an_opted_out_contact_is_skipped(api, cloud_org, graph):
+    ContactFactory(organization=cloud_org, phone="4915123456001", opted_out=True)
+    uuid = create(api, phones=PHONES)
+    run_tasks()
+
+    assert sorted(r.json["to"] for r in sends(graph)) == ["4915123456000", "4915123456002"]
+    data = shown(api, uuid)
+    assert (data["sent"], data["skipped"]) == (2, 1)
+
+
+def test_a_contact_that_opts_out_after_the_start_is_skipped(api, cloud_org, graph):
+    contact = ContactFactory(organization=cloud_org, phone="4915123456001")
+    uuid = create(api, phones=PHONES)
+    Contact.objects.filter(pk=contact.pk).update(opted_out=True)
+    run_tasks()
+
+    assert len(sends(graph)) == 2
+    assert shown(api, uuid)["skipped"] == 1
+
+
+def test_stop_opts_out_start_opts_back_in_and_the_contact_shows_it(api, org_a):
+    contact = ContactFactory(organization=org_a, phone="14155552671")
+
+    process_webhook(organization=org_a, payload=envelope(text_message("  Stop ")))
+    assert api.get(f"/api/contacts/{contact.uuid}").json()["data"]["opted_out"] == 1
+    process_webhook(organization=org_a, payload=envelope(text_message("START")))
+    assert api.get(f"/api/contacts/{contact.uuid}").json()["data"]["opted_out"] == 0
+    process_webhook(organization=org_a, payload=envelope(text_message("stop please")))
+    assert api.get(f"/api/contacts/{contact.uuid}").json()["data"]["opted_out"] == 0
+
+
+def test_the_organizations_own_words_opt_out(org_a, org_b):
+    OptOutWords.objects.create(organization=org_a, stop_words="Abmelden\nno more")
+    ours = ContactFactory(organization=org_a, phone="14155552671")
+    theirs = ContactFactory(organization=org_b, phone="14155552671")
+
+    process_webhook(organization=org_a, payload=envelope(text_message("NO  more")))
+    process_webhook(organization=org_b, payload=envelope(text_message("abmelden")))
+
+    ours.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (ours.opted_out, theirs.opted_out) == (True, False)
+
+
+def test_error_131050_opts_the_contact_out(api, cloud_org, graph):
+    graph.reply(400, graph_error(131050, "User stopped marketing messages"))
+    create(api, phones=PHONES[:1])
+    run_tasks()
+
+    assert Contact.objects.get(phone="4915123456000").opted_out
+    second = create(api, phones=PHONES[:1])
+    run_tasks()
+    assert len(sends(graph)) == 1
+    assert shown(api, second)["skipped"] == 1
+
+
+def test_cancel_skips_the_rest_and_nothing_is_sent_after_it(api, cloud_org, graph):
+    uuid = create(api, phones=PHONES)
+
+    response = api.post(f"/api/campaigns/{uuid}/cancel")
+    assert response.status_code == 200
+    assert response.json()["id"] == uuid
+    run_tasks()
+
+    assert sends(graph) == []
+    data = shown(api, uuid)
+    assert (data["status"], data["skipped"], data["pending"]) == ("cancelled", 3, 0)
+    assert data["finished_at"]
+    # Cancelling again changes nothing.
+    assert api.post(f"/api/campaigns/{uuid}/cancel").status_code == 200
+    assert shown(api, uuid)["status"] == "cancelled"
+
+
+def test_a_cancelled_scheduled_campaign_never_starts(api, cloud_org, graph, group):
+    later = (timezone.now() + timedelta(hours=1)).isoformat()
+    uuid = create(api, contact_group=str(group.uuid), scheduled_at=later)
+    api.post(f"/api/campaigns/{uuid}/cancel")
+    from tests.background import make_due
+
+    make_due()
+    run_tasks()
+
+    assert sends(graph) == []
+    assert (shown(api, uuid)["status"], shown(api, uuid)["total"]) == ("cancelled", 0)
+
+
+def test_a_dead_workers_claims_become_unknown_and_are_not_sent(api, cloud_org, graph, settings):
+    campaign = Campaign.objects.get(uuid=create(api, phones=PHONES, rate=1000))
+    # A worker claimed the first recipient and died (its heartbeat stopped long ago).
+    WorkerHeartbeat.objects.create(
+        worker_id="dead", host="h", pid=1, threads=1, last_seen=timezone.now() - timedelta(hours=1)
+    )
+    first = Recipient.objects.order_by("id").first()
+    Recipient.objects.filter(pk=first.pk).update(
+        status=RecipientStatus.SENDING, claimed_by="dead", claimed_at=timezone.now()
+    )
+    run_tasks()
+
+    assert sorted(r.json["to"] for r in sends(graph)) == ["4915123456001", "4915123456002"]
+    first.refresh_from_db()
+    assert first.status == RecipientStatus.UNKNOWN
+    data = shown(api, campaign.uuid)
+    assert (data["status"], data["unknown"], data["sent"]) == ("completed", 1, 2)
+
+
+def test_a_live_workers_claim_is_left_alone(org_a):
+    campaign = Campaign.objects.create(
+        organization=org_a, name="x", template=TEMPLATE, rate=1, status=CampaignStatus.RUNNING
+    )
+    WorkerHeartbeat.objects.create(
+        worker_id="alive", host="h", pid=1, threads=1, last_seen=timezone.now()
+    )
+    Recipient.objects.create(
+        campaign=campaign,
+        phone="4915123456000",
+        status=RecipientStatus.SENDING,
+        claimed_by="alive",
+        claimed_at=timezone.now(),
+    )
+
+    assert mark_dead_claims_unknown(campaign_id=campaign.pk, worker_id="me") == 0
+    assert not services.complete_if_done(campaign_id=campaign.pk)
+
+
+def test_turns_are_one_interval_apart_and_never_in_the_past(org_a):
+    turns = [take_turn(organization_id=org_a.pk, rate=50) for _ in range(5)]
+
+    gaps = [(b - a).total_seconds() for a, b in zip(turns, turns[1:], strict=False)]
+    assert all(abs(gap - 1.025 / 50) < 1e-6 for gap in gaps)
+    assert turns[0] >= timezone.now() - timedelta(seconds=1)
+
+
+def test_a_campaign_is_paced_at_its_rate(api, cloud_org, graph):
+    times = []
+    graph.on_request = lambda request: times.append(time.monotonic())
+    create(api, phones=[f"+49151234560{n:02d}" for n in range(11)], rate=20)
+    run_tasks()
+
+    assert len(times) == 11
+    assert times[-1] - times[0] >= 10 / 20 - 0.01
+
+
+def test_a_sender_hands_over_to_a_new_task_after_its_slice(api, cloud_org, graph, monkeypatch):
+    monkeypatch.setattr("campaigns.sender.SLICE_SECONDS", 0.0)  # one claim per slice at most
+    uuid = create(api, phones=PHONES)
+
+    from tests.background import tasks
+
+    run_tasks()
+
+    assert len(sends(graph)) == 3
+    assert shown(api, uuid)["status"] == "completed"
+    assert tasks("campaigns.tasks.send_campaign").count() >= 3  # handed over
+
+
+def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
+    from django_tasks_db.models import DBTaskResult
+
+    from campaigns.services import resume_stalled_campaigns
+
+    uuid = create(api, phones=PHONES)
+    other = create(api, phones=PHONES[:1])
+    DBTaskResult.objects.filter(args_kwargs__args__0=Campaign.objects.get(uuid=uuid).pk).update(
+        status="FAILED"
+    )
+
+    assert resume_stalled_campaigns() == 1  # the other still has its sender waiting
+    assert resume_stalled_campaigns() == 0
+    run_tasks()
+    assert shown(api, uuid)["status"] == shown(api, other)["status"] == "completed"
+    assert len(sends(graph)) == 4
