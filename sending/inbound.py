@@ -34,8 +34,10 @@ from django.db import IntegrityError, transaction
 from accounts.models import Organization
 from canned_replies.matching import find_reply
 from contacts.services import contact_for_phone
+from events.models import Event
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
+from sending.events import emit_chat, emit_status_updates, move_forward, status_listeners
 from sending.gateway.cloud_api import is_message_id
 from sending.models import AutoReply, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.tasks import send_auto_reply
@@ -205,7 +207,10 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
 
 def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> None:
     """Move each chat forward only, with conditional updates so that concurrent
-    deliveries cannot move a chat backwards either. `failed` is final and keeps its error."""
+    deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
+    Each chat that moved is a message.status.update event (sending/events.py)."""
+    listeners = status_listeners(chats[update.wam_id] for update in updates)  # events
+    moved: list[int] = []  # events
     highest: dict[int, str] = {}
     for update in updates:
         chat = chats[update.wam_id]
@@ -216,6 +221,7 @@ def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> Non
                 error_title=update.error_title,
                 error_details=update.error_details,
             )
+            moved.append(chat.pk)  # events
             highest[chat.pk] = ChatStatus.FAILED
         elif highest.get(chat.pk) != ChatStatus.FAILED:
             current = highest.get(chat.pk)
@@ -225,7 +231,9 @@ def advance_statuses(updates: list[StatusUpdate], chats: dict[str, Chat]) -> Non
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
-            Chat.objects.filter(pk__in=ids, status__in=lower).update(status=status)
+            moving = Chat.objects.filter(pk__in=ids, status__in=lower)
+            moved += move_forward(moving, status, watched=bool(listeners))  # events
+    emit_status_updates(moved, listeners)  # events
 
 
 def message_metadata(item: dict) -> tuple[dict, str | None]:
@@ -274,6 +282,7 @@ def record_message(
         summary.duplicates += 1
         return
     summary.messages += 1
+    emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/events.py)
     if text is not None:
         schedule_auto_reply(chat, text, summary)
 
