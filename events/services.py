@@ -70,7 +70,9 @@ def emit_events(
         json.dumps({"type": event, "timestamp": timestamp, "data": item}, separators=(",", ":"))
         for item in data()
     ]
-    with transaction.atomic():
+    # No savepoint of its own: in the caller's transaction, the deliveries and their tasks
+    # stand or fall with the change (and a savepoint would cost two round trips).
+    with transaction.atomic(savepoint=False):
         deliveries = Delivery.objects.bulk_create(
             [
                 Delivery(endpoint_id=endpoint.pk, event=event, body=body)

@@ -14,17 +14,21 @@ from events.services import emit_events, subscribed_endpoints
 from sending.models import Chat
 
 
-def chat_event_data(chat: Chat) -> dict:
+def chat_event_data(chat: Chat, *, new: bool = False) -> dict:
+    """The chat as `GET /api/chats/{uuid}` shows it. A chat just recorded has no status
+    history yet; otherwise its `status_events` are expected prefetched."""
     # Imported here: the API's shapes are built on the services that emit.
-    from sending.api.serializers import chat_record
+    from sending.api.serializers import chat_record, status_history
 
-    return chat_record(chat)
+    return {**chat_record(chat), "statuses": [] if new else status_history(chat)}
 
 
 def emit_chat(event: str, chat: Chat) -> None:
     """message.received or message.sent for a chat just recorded (its contact loaded)."""
     emit_events(
-        organization_id=chat.organization_id, event=event, data=lambda: [chat_event_data(chat)]
+        organization_id=chat.organization_id,
+        event=event,
+        data=lambda: [chat_event_data(chat, new=True)],
     )
 
 
@@ -56,7 +60,12 @@ def emit_status_updates(chat_ids: Iterable[int], listeners: list[Endpoint]) -> N
     chat_ids = sorted(set(chat_ids))
     if not listeners or not chat_ids:
         return
-    chats = list(Chat.objects.filter(pk__in=chat_ids).select_related("contact").order_by("id"))
+    chats = list(
+        Chat.objects.filter(pk__in=chat_ids)
+        .select_related("contact")
+        .prefetch_related("status_events")
+        .order_by("id")
+    )
     emit_events(
         organization_id=chats[0].organization_id,
         event=Event.MESSAGE_STATUS_UPDATE,

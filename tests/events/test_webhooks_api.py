@@ -97,8 +97,9 @@ def test_the_limit_is_per_organization(api, api_b):
 def test_edit_changes_only_the_fields_sent(api):
     uuid = create(api, events=["contact.created"]).json()["id"]
     assert (
-        api.put(f"/api/webhooks/{uuid}", {"url": "https://example.org/new"}, format="json")
-        .status_code
+        api.put(
+            f"/api/webhooks/{uuid}", {"url": "https://example.org/new"}, format="json"
+        ).status_code
         == 200
     )
     data = api.get(f"/api/webhooks/{uuid}").json()["data"]
