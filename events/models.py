@@ -12,7 +12,7 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from accounts.models import OrganizationRecord
+from accounts.models import Organization, OrganizationRecord
 
 
 class Event(models.TextChoices):
@@ -85,6 +85,8 @@ class DeliveryStatus(models.TextChoices):
 
 
 class Delivery(models.Model):
+    # The endpoint's organization, kept here so that the admin's tenancy needs no join.
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
     msg_id = models.CharField(max_length=64, unique=True, default=new_message_id)
     event = models.CharField(max_length=32, choices=Event.choices)

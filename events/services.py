@@ -75,7 +75,12 @@ def emit_events(
     with transaction.atomic(savepoint=False):
         deliveries = Delivery.objects.bulk_create(
             [
-                Delivery(endpoint_id=endpoint.pk, event=event, body=body)
+                Delivery(
+                    organization_id=organization_id,
+                    endpoint_id=endpoint.pk,
+                    event=event,
+                    body=body,
+                )
                 for body in bodies
                 for endpoint in endpoints
             ]

@@ -20,8 +20,9 @@ MODELS = {
     "cannedreply": "canned_replies",
     "chat": "sending",
     "messagetemplate": "sending",
+    "endpoint": "events",
 }
-EDITABLE = ["contact", "contactgroup", "cannedreply"]
+EDITABLE = ["contact", "contactgroup", "cannedreply", "endpoint"]
 # The text each kind of record shows in a list, per organization.
 MARKERS = {
     "contact": ("Alpha", "Bravo"),
@@ -29,6 +30,7 @@ MARKERS = {
     "cannedreply": ("Alpha reply", "Bravo reply"),
     "chat": ("Alpha Contact", "Bravo Contact"),
     "messagetemplate": ("alpha_welcome", "bravo_welcome"),
+    "endpoint": ("https://alpha.example/hook", "https://bravo.example/hook"),
 }
 
 
