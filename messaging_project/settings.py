@@ -257,6 +257,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["messaging_project.api.schema.without_trailing_slash"],
+    # One name for the event names, which several components share.
+    "ENUM_NAME_OVERRIDES": {"EventNameEnum": "events.models.Event"},
 }
 
 API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))

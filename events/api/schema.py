@@ -40,7 +40,8 @@ class EndpointRecordSerializer(serializers.Serializer):
 class DeliveryRecordSerializer(serializers.Serializer):
     id = text("The `webhook-id` header, the same on every attempt.")
     event = serializers.ChoiceField(choices=Event.choices)
-    status = serializers.ChoiceField(choices=DeliveryStatus.choices)
+    # Text, not an enum: another `status` enum (the chats') keeps its component name.
+    status = text("One of " + ", ".join(f"`{value}`" for value in DeliveryStatus.values) + ".")
     attempts = integer()
     response_status = integer("The HTTP status of the last attempt's answer.", null=True)
     last_error = text("What went wrong in the last attempt.", null=True)

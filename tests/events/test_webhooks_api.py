@@ -191,3 +191,13 @@ def test_the_deliveries_take_a_fixed_number_of_queries(
         api.post("/api/contact-groups", {"name": f"G{n}"}, format="json")
     with django_assert_num_queries(3):  # token, endpoint; the page with its total
         assert len(api.get(f"/api/webhooks/{endpoint.uuid}/deliveries").json()["data"]) == 3
+
+
+def test_the_records_have_exactly_the_documented_fields(api, endpoint, receiver):
+    from events.api.schema import DeliveryRecordSerializer, EndpointRecordSerializer
+
+    detail = api.get(f"/api/webhooks/{endpoint.uuid}").json()["data"]
+    assert set(detail) == set(EndpointRecordSerializer().fields)
+    api.post("/api/contact-groups", {"name": "G"}, format="json")
+    [delivery] = api.get(f"/api/webhooks/{endpoint.uuid}/deliveries").json()["data"]
+    assert set(delivery) == set(DeliveryRecordSerializer().fields)
