@@ -31,16 +31,20 @@ class Received:
         return self.body.decode()
 
 
+class ReceiverServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the benchmark's bursts of connections
+
+
 class WebhookReceiver:
-    def __init__(self, *, delay: float = 0.0, status: int = 200) -> None:
+    def __init__(self, *, delay: float = 0.0, status: int = 200, port: int = 0) -> None:
         self.delay = delay
         self.status = status
         self.requests: list[Received] = []
         self.scripted: deque[int] = deque()
         self.lock = threading.Lock()
         self.arrived = threading.Condition(self.lock)
-        self.server = ThreadingHTTPServer((HOST, 0), self.handler_class())
-        self.server.daemon_threads = True
+        self.server = ReceiverServer((HOST, port), self.handler_class())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
