@@ -12,6 +12,7 @@ next attempt enqueued with `run_after` (WEBHOOK_RETRY_SCHEDULE), in one transact
 """
 
 import logging
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -58,6 +59,17 @@ def signatures(endpoint: Endpoint, msg_id: str, timestamp: datetime, body: str) 
     return " ".join(signed)
 
 
+local = threading.local()
+
+
+def session() -> requests.Session:
+    """This thread's session (the public-address rule on every new connection): its
+    connections are kept alive between deliveries to the same endpoint."""
+    if getattr(local, "session", None) is None:
+        local.session = public_session()
+    return local.session
+
+
 def post(delivery: Delivery, endpoint: Endpoint) -> Outcome:
     """One attempt: the signed POST, no redirects, timeouts, the answer read up to a cap."""
     timestamp = datetime.fromtimestamp(int(timezone.now().timestamp()), tz=UTC)
@@ -70,17 +82,16 @@ def post(delivery: Delivery, endpoint: Endpoint) -> Outcome:
     }
     timeout = settings.WEBHOOK_TIMEOUT
     try:
-        with public_session() as session:
-            response = session.post(
-                endpoint.url,
-                data=delivery.body.encode(),
-                headers=headers,
-                timeout=(timeout, timeout),
-                allow_redirects=False,
-                stream=True,
-            )
-            with response:
-                answer = next(response.iter_content(RESPONSE_CAP), b"")
+        response = session().post(
+            endpoint.url,
+            data=delivery.body.encode(),
+            headers=headers,
+            timeout=(timeout, timeout),
+            allow_redirects=False,
+            stream=True,
+        )
+        with response:
+            answer = next(response.iter_content(RESPONSE_CAP), b"")
     except PrivateAddressRefused as refused:
         return Outcome(False, error=str(refused), final=True)
     except requests.RequestException as error:
@@ -125,13 +136,14 @@ def record(delivery: Delivery, attempt: int, outcome: Outcome) -> str:
         "last_error": outcome.error,
         "updated_at": now,
     }
+    if outcome.succeeded:  # one statement, the common case
+        mine.update(status=DeliveryStatus.SUCCEEDED, **fields)
+        # The run of failures ends; as read at the claim: a failure recorded since then
+        # is cleared by the next success.
+        if delivery.endpoint.failing_since is not None:
+            Endpoint.objects.filter(pk=delivery.endpoint_id).update(failing_since=None)
+        return DeliveryStatus.SUCCEEDED
     with transaction.atomic():
-        if outcome.succeeded:
-            mine.update(status=DeliveryStatus.SUCCEEDED, **fields)
-            Endpoint.objects.filter(pk=delivery.endpoint_id, failing_since__isnull=False).update(
-                failing_since=None
-            )
-            return DeliveryStatus.SUCCEEDED
         if not outcome.final and attempt <= len(schedule):
             next_at = now + timedelta(seconds=schedule[attempt - 1])
             if mine.update(next_attempt_at=next_at, **fields):
