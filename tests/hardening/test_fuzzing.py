@@ -35,6 +35,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from events.models import Endpoint
 from tests.factories import (
     CannedReplyFactory,
     ContactFactory,
@@ -145,6 +146,9 @@ def seeded(db, transaction_survives_requests):
         "canned-replies": CannedReplyFactory(organization=organization),
         "chats": ChatFactory(organization=organization, contact=contact),
         "templates": MessageTemplateFactory(organization=organization),
+        "webhooks": Endpoint.objects.create(
+            organization=organization, url="https://example.com/hook"
+        ),
     }
     return {"token": issue_token(organization), "records": records}
 
