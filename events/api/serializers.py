@@ -30,9 +30,8 @@ class EventNameField(serializers.ChoiceField):
         super().__init__(
             choices=Event.choices,
             error_messages={
-                "invalid_choice": "Unknown event {input}; the events are: "
-                + ", ".join(Event.values)
-                + "."
+                # The input is not echoed: it may hold what JSON cannot carry.
+                "invalid_choice": "Unknown event; the events are: " + ", ".join(Event.values) + "."
             },
             **kwargs,
         )

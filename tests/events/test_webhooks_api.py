@@ -3,7 +3,7 @@
 import pytest
 
 from events import services
-from events.models import Endpoint
+from events.models import Endpoint, Event
 from tests.events.conftest import run_all
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +66,9 @@ def test_an_unknown_event_is_a_400_on_events(api):
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert any(key.startswith("events") for key in errors), errors
-    assert "message.exploded" in str(errors)
+    assert errors["events.1"] == [
+        "Unknown event; the events are: " + ", ".join(Event.values) + "."
+    ], errors
     assert Endpoint.objects.count() == 0
 
 
