@@ -26,6 +26,7 @@ from standardwebhooks import Webhook
 
 from events.models import Delivery, DeliveryStatus, Endpoint
 from messaging_project.api.public_urls import PrivateAddressRefused, public_session
+from messaging_project.api.schedule import every
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ RESPONSE_CAP = 1024
 # An endpoint whose every attempt failed for this long is turned off.
 DISABLE_AFTER = timedelta(days=5)
 USER_AGENT = "messaging-service-webhooks/1"
+# Finished deliveries are kept this long for the deliveries list and the admin.
+DELIVERIES_KEPT = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -179,3 +182,15 @@ def note_failure(endpoint_id: int, now: datetime) -> None:
         ),
         updated_at=now,
     )
+
+
+@every(timedelta(days=1))
+@task()
+def prune_deliveries() -> int:
+    """Deliveries finished (succeeded or failed) more than DELIVERIES_KEPT ago; pending
+    ones stay whatever their age."""
+    deleted, _ = Delivery.objects.filter(
+        status__in=[DeliveryStatus.SUCCEEDED, DeliveryStatus.FAILED],
+        updated_at__lt=timezone.now() - DELIVERIES_KEPT,
+    ).delete()
+    return deleted

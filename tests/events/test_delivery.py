@@ -253,3 +253,21 @@ def test_the_answer_is_read_up_to_a_cap(api, endpoint, receiver, monkeypatch):
     run_tasks()
     [delivery] = deliveries()
     assert delivery.last_error == "HTTP 500: receiver"
+
+
+def test_finished_deliveries_are_pruned_after_thirty_days(api, endpoint, receiver):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.tasks import prune_deliveries
+
+    for n in range(3):
+        api.post("/api/contact-groups", {"name": f"G{n}"}, format="json")
+    old, recent, pending = deliveries()
+    long_ago = timezone.now() - timedelta(days=31)
+    Delivery.objects.filter(pk=old.pk).update(status=DeliveryStatus.SUCCEEDED, updated_at=long_ago)
+    Delivery.objects.filter(pk=recent.pk).update(status=DeliveryStatus.FAILED)
+    Delivery.objects.filter(pk=pending.pk).update(updated_at=long_ago)
+    assert prune_deliveries.call() == 1
+    assert {d.pk for d in deliveries()} == {recent.pk, pending.pk}
