@@ -4,8 +4,8 @@ Events are emitted by the services of the apps that sit above this one (contacts
 canned_replies, sending), each in its own transaction, with the payload (`data`) it
 builds in its own shape: this app knows no resource's fields, so it cannot import them.
 `emit_event()` costs one indexed query when the organization has no endpoint that wants
-the event; otherwise one bulk insert of the deliveries and one of their tasks, in the
-caller's transaction, so the event is sent if and only if the change commits.
+the event; otherwise one bulk insert of the deliveries and one task for their first
+attempts, in the caller's transaction, so the event is sent if and only if the change commits.
 """
 
 import json
@@ -20,8 +20,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from events.models import Delivery, DeliveryStatus, Endpoint, new_secret
-from events.tasks import deliver_event
-from messaging_project.api.bulk_enqueue import enqueue_many
+from events.tasks import deliver_event, deliver_events
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
@@ -86,8 +85,8 @@ def emit_events(
                 for endpoint in endpoints
             ]
         )
-        # Their first attempts, in one INSERT too.
-        enqueue_many(deliver_event, [(delivery.pk, 1) for delivery in deliveries])
+        # Their first attempts: one task.
+        deliver_events.enqueue([delivery.pk for delivery in deliveries])
     return len(deliveries)
 
 

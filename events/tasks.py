@@ -1,6 +1,8 @@
 """Delivering an event to an endpoint: one task per attempt.
 
-Tasks run at least once, so an attempt is claimed before anything is posted: a
+An emission's first attempts are one task (`deliver_events`, the POSTs made together);
+each retry is a task of its own (`deliver_event`). Tasks run at least once, so an
+attempt is claimed before anything is posted: a
 conditional update moves the delivery from `attempts = n - 1` to `n` and sets a lease
 (`claimed_until`). Another run of the same attempt while the lease holds, or after the
 attempt was recorded, posts nothing. A run after the lease expired means the first run's
@@ -13,6 +15,7 @@ next attempt enqueued with `run_after` (WEBHOOK_RETRY_SCHEDULE), in one transact
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -35,6 +38,9 @@ RESPONSE_CAP = 1024
 # An endpoint whose every attempt failed for this long is turned off.
 DISABLE_AFTER = timedelta(days=5)
 USER_AGENT = "messaging-service-webhooks/1"
+# The POSTs of one emission go out together, at most this many at once per worker
+# process (threads that only talk to the network).
+POSTS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="event-post")
 # Finished deliveries are kept this long for the deliveries list and the admin.
 DELIVERIES_KEPT = timedelta(days=30)
 
@@ -105,11 +111,9 @@ def post(delivery: Delivery, endpoint: Endpoint) -> Outcome:
     return Outcome(False, response.status_code, f"HTTP {response.status_code}: {shown}")
 
 
-@task()
-def deliver_event(delivery_id: int, attempt: int) -> str:
-    """Attempt `attempt` (1 for the first) of one delivery; what became of it."""
-    now = timezone.now()
-    claimed = (
+def claim(delivery_id: int, attempt: int, now: datetime) -> bool:
+    """Take attempt `attempt` of a delivery for this run (conditional update)."""
+    return bool(
         Delivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING)
         .filter(
             Q(attempts=attempt - 1, claimed_until__isnull=True)
@@ -117,15 +121,47 @@ def deliver_event(delivery_id: int, attempt: int) -> str:
         )
         .update(attempts=attempt, claimed_until=now + lease(), next_attempt_at=None, updated_at=now)
     )
-    if not claimed:
-        return "not claimed"  # another run has or had this attempt
-    delivery = Delivery.objects.select_related("endpoint").get(pk=delivery_id)
+
+
+def attempt_of(delivery: Delivery) -> Outcome:
+    """The network part of an attempt: no database access (it may run in a pool thread)."""
     endpoint = delivery.endpoint
     if endpoint.deleted_at is not None or not endpoint.is_active:
-        outcome = Outcome(False, error="The endpoint was deleted or turned off.", final=True)
+        return Outcome(False, error="The endpoint was deleted or turned off.", final=True)
+    return post(delivery, endpoint)
+
+
+def attempt_all(delivery_ids: list[int], attempt: int) -> dict[int, str]:
+    """Attempt `attempt` of each delivery this run can claim; what became of each. The
+    POSTs go out together (a slow endpoint does not hold up the others), outside any
+    transaction."""
+    now = timezone.now()
+    claimed = [pk for pk in delivery_ids if claim(pk, attempt, now)]
+    states = dict.fromkeys(delivery_ids, "not claimed")  # another run has or had it
+    if not claimed:
+        return states
+    deliveries = list(Delivery.objects.select_related("endpoint").filter(pk__in=claimed))
+    if len(deliveries) == 1:
+        outcomes = [attempt_of(deliveries[0])]
     else:
-        outcome = post(delivery, endpoint)  # outside any transaction
-    return record(delivery, attempt, outcome)
+        outcomes = list(POSTS.map(attempt_of, deliveries))
+    for delivery, outcome in zip(deliveries, outcomes, strict=True):
+        states[delivery.pk] = record(delivery, attempt, outcome)
+    return states
+
+
+@task()
+def deliver_event(delivery_id: int, attempt: int) -> str:
+    """Attempt `attempt` of one delivery (a retry, or "send again"); what became of it."""
+    return attempt_all([delivery_id], attempt)[delivery_id]
+
+
+@task()
+def deliver_events(delivery_ids: list[int]) -> dict[str, str]:
+    """The first attempt of an emission's deliveries (every endpoint, every object): one
+    task for them all, so that an event costs the worker one task, not one per endpoint.
+    Each delivery's retries are tasks of their own (deliver_event)."""
+    return {str(pk): state for pk, state in attempt_all(delivery_ids, 1).items()}
 
 
 def record(delivery: Delivery, attempt: int, outcome: Outcome) -> str:

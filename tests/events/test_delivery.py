@@ -271,3 +271,34 @@ def test_finished_deliveries_are_pruned_after_thirty_days(api, endpoint, receive
     Delivery.objects.filter(pk=pending.pk).update(updated_at=long_ago)
     assert prune_deliveries.call() == 1
     assert {d.pk for d in deliveries()} == {recent.pk, pending.pk}
+
+
+def test_an_emission_is_one_task_whose_posts_go_out_together(org_a, receiver):
+    import time
+
+    from tests.background import tasks
+
+    receiver.delay = 0.5
+    for n in range(3):
+        services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    assert tasks("events.tasks.deliver_events").count() == 1
+    started = time.monotonic()
+    assert run_tasks() == 1
+    assert time.monotonic() - started < 1.2  # three endpoints of 0.5 s each, at once
+    assert len(receiver.requests) == 3
+    assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}
+
+
+def test_a_rerun_of_an_emissions_task_posts_nothing_again(org_a, receiver):
+    from tests.background import tasks
+
+    for n in range(2):
+        services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    ids = tasks("events.tasks.deliver_events").get().args_kwargs["args"][0]
+    from events.tasks import deliver_events
+
+    assert set(deliver_events.call(ids).values()) == {"succeeded"}
+    assert set(deliver_events.call(ids).values()) == {"not claimed"}
+    assert len(receiver.requests) == 2

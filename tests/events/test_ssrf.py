@@ -62,7 +62,8 @@ def test_at_delivery_a_private_address_is_refused_and_the_delivery_fails(
     assert delivery.status == DeliveryStatus.FAILED
     assert delivery.attempts == 1  # refused for good: not retried
     assert "not a public address" in delivery.last_error
-    assert tasks("events.tasks.deliver_event").count() == 1
+    assert tasks("events.tasks.deliver_events").count() == 1
+    assert not tasks("events.tasks.deliver_event").exists()  # no retry
 
 
 def test_a_redirect_is_not_followed(api, endpoint, receiver):
