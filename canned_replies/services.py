@@ -8,6 +8,9 @@ from django.utils import timezone
 from accounts.models import Organization
 from canned_replies.matching import replies_changed
 from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseType
+from events.models import Event
+from events.services import emit_event
+from messaging_project.api.formats import laravel_datetime
 from messaging_project.api.public_urls import url_problem
 
 
@@ -26,6 +29,19 @@ def check_response(response_type: str, response: str) -> None:
             raise ValidationError({"response": [problem]})
 
 
+def emit_reply(event: str, reply: CannedReply) -> None:
+    """The event (docs/events.md) with the reply as the API lists it, in the caller's
+    transaction; built only when an endpoint wants it."""
+
+    def data() -> dict:
+        # Imported here: the API's shapes are built on these services.
+        from canned_replies.api.serializers import canned_reply_data
+
+        return canned_reply_data(reply)
+
+    emit_event(organization_id=reply.organization_id, event=event, data=data)
+
+
 def create_canned_reply(
     *,
     organization: Organization,
@@ -37,14 +53,16 @@ def create_canned_reply(
     created_by: int = 0,
 ) -> CannedReply:
     check_response(response_type, response)
-    reply = CannedReply.objects.create(
-        organization=organization,
-        name=name,
-        trigger=trigger,
-        match_criteria=match_criteria,
-        metadata=reply_metadata(response_type, response),
-        created_by=created_by,
-    )
+    with transaction.atomic():
+        reply = CannedReply.objects.create(
+            organization=organization,
+            name=name,
+            trigger=trigger,
+            match_criteria=match_criteria,
+            metadata=reply_metadata(response_type, response),
+            created_by=created_by,
+        )
+        emit_reply(Event.AUTOREPLY_CREATED, reply)
     replies_changed(organization.id)
     return reply
 
@@ -76,6 +94,7 @@ def update_canned_reply(*, reply: CannedReply, changes: dict) -> CannedReply:
                 check_response(response_type, response)
             values["metadata"] = reply_metadata(response_type, response)
         CannedReply.objects.update_live(reply, **values)
+        emit_reply(Event.AUTOREPLY_UPDATED, reply)
     replies_changed(reply.organization_id)
     return reply
 
@@ -84,5 +103,13 @@ def delete_canned_reply(*, reply: CannedReply, deleted_by: int = 0) -> None:
     """Soft-delete a live reply; one deleted already, or by a concurrent request, is not
     found (Http404)."""
     now = timezone.now()
-    CannedReply.objects.update_live(reply, deleted_at=now, deleted_by=deleted_by, updated_at=now)
+    with transaction.atomic():
+        CannedReply.objects.update_live(
+            reply, deleted_at=now, deleted_by=deleted_by, updated_at=now
+        )
+        emit_event(
+            organization_id=reply.organization_id,
+            event=Event.AUTOREPLY_DELETED,
+            data={"uuid": str(reply.uuid), "deleted_at": laravel_datetime(now)},
+        )
     replies_changed(reply.organization_id)

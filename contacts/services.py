@@ -9,6 +9,9 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
+from events.models import Event
+from events.services import emit_event
+from messaging_project.api.formats import iso_datetime, laravel_datetime
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
@@ -134,6 +137,29 @@ def recount_contact_blocks(*, organization_id: int) -> None:
         cursor.execute(sql)
 
 
+# Events (docs/events.md): emitted here, in each write's transaction, with the record as
+# the API lists it. Built only when an endpoint wants the event.
+
+
+def emit_contact(event: str, contact: Contact) -> None:
+    def data() -> dict[str, Any]:
+        # Imported here: the API's shapes are built on these services.
+        from contacts.api.serializers import contact_data
+
+        return contact_data(contact)
+
+    emit_event(organization_id=contact.organization_id, event=event, data=data)
+
+
+def emit_group(event: str, group: ContactGroup) -> None:
+    def data() -> dict[str, Any]:
+        from contacts.api.serializers import contact_group_data
+
+        return contact_group_data(group)
+
+    emit_event(organization_id=group.organization_id, event=event, data=data)
+
+
 def full_address(address: dict[str, Any] | None) -> dict[str, Any] | None:
     """All five keys, each a string or null, in the documented order."""
     if address is None:
@@ -172,6 +198,7 @@ def create_contact(
                 hold_live_group(contact_group)
             contact.save()
             adjust_live_count(organization_id=organization.pk, contact_id=contact.pk, delta=1)
+            emit_contact(Event.CONTACT_CREATED, contact)
     except IntegrityError:
         raise ValidationError({"phone": [DUPLICATE_PHONE]}) from None
     return contact
@@ -203,6 +230,7 @@ def update_contact(*, contact: Contact, changes: dict[str, Any]) -> Contact:
         if values.get("contact_group") is not None:
             hold_live_group(values["contact_group"])
         update_unique(contact, values=values, field="phone", message=DUPLICATE_PHONE)
+        emit_contact(Event.CONTACT_UPDATED, contact)
     return contact
 
 
@@ -213,6 +241,11 @@ def delete_contact(*, contact: Contact) -> None:
     with transaction.atomic():
         Contact.objects.update_live(contact, deleted_at=now, updated_at=now)
         adjust_live_count(organization_id=contact.organization_id, contact_id=contact.pk, delta=-1)
+        emit_event(
+            organization_id=contact.organization_id,
+            event=Event.CONTACT_DELETED,
+            data={"uuid": str(contact.uuid), "deleted_at": laravel_datetime(now)},
+        )
 
 
 def contact_for_phone(
@@ -316,13 +349,17 @@ def create_contact_group(
     *, organization: Organization, name: str, created_by: int = 0
 ) -> ContactGroup:
     group = ContactGroup(organization=organization, name=name, created_by=created_by)
-    save_unique(group, field="name", message=DUPLICATE_GROUP)
+    with transaction.atomic():
+        save_unique(group, field="name", message=DUPLICATE_GROUP)
+        emit_group(Event.GROUP_CREATED, group)
     return group
 
 
 def update_contact_group(*, group: ContactGroup, changes: dict[str, Any]) -> ContactGroup:
     """Change only the fields given, while the group is live (Http404 otherwise)."""
-    update_unique(group, values=changes, field="name", message=DUPLICATE_GROUP)
+    with transaction.atomic():
+        update_unique(group, values=changes, field="name", message=DUPLICATE_GROUP)
+        emit_group(Event.GROUP_UPDATED, group)
     return group
 
 
@@ -336,6 +373,11 @@ def delete_contact_group(*, group: ContactGroup) -> None:
     now = timezone.now()
     ContactGroup.objects.update_live(group, deleted_at=now, updated_at=now)
     Contact.objects.filter(contact_group_id=group.pk).update(contact_group=None, updated_at=now)
+    emit_event(
+        organization_id=group.organization_id,
+        event=Event.GROUP_DELETED,
+        data={"uuid": str(group.uuid), "deleted_at": iso_datetime(now)},
+    )
 
 
 # Meta's own opt-out and opt-in words; an organization adds its own (OptOutWords).

@@ -51,6 +51,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()] if value else default
 
 
+def env_delays(name: str, default: list[float]) -> list[float]:
+    """Comma-separated seconds, each at least 0 (an empty list: no retry)."""
+    value = env_str(name)
+    if not value:
+        return default
+    try:
+        delays = [float(item) for item in value.split(",") if item.strip()]
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be comma-separated seconds, not {value!r}."
+        ) from None
+    if any(delay < 0 or delay != delay for delay in delays):
+        raise ImproperlyConfigured(f"{name} must not hold negative delays.")
+    return delays
+
+
 def local_secret_key() -> str:
     """A random key kept in var/, so that every worker and restart shares it."""
     path = VAR_DIR / "secret_key"
@@ -117,6 +133,7 @@ INSTALLED_APPS = [
     "canned_replies",
     "sending",
     "campaigns",
+    "events",
     # Background work. After the base, whose `db_worker` command (with heartbeats,
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.
     "django_tasks",
@@ -285,6 +302,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["messaging_project.api.schema.without_trailing_slash"],
+    # One name for the event names, which several components share.
+    "ENUM_NAME_OVERRIDES": {"EventNameEnum": "events.models.Event"},
 }
 
 API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))
@@ -297,6 +316,13 @@ WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
 # URLs the service fetches or posts to (event webhooks, media) must reach public
 # addresses only; true lifts that for development and tests (receivers on loopback).
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+# Event webhooks (docs/events.md): an attempt that gets no 2xx within WEBHOOK_TIMEOUT
+# seconds (to connect, and between bytes of the answer) is tried again after each delay
+# of WEBHOOK_RETRY_SCHEDULE (comma-separated seconds) in turn; then the delivery fails.
+WEBHOOK_TIMEOUT = env_number("WEBHOOK_TIMEOUT", 10, minimum=0.01)
+WEBHOOK_RETRY_SCHEDULE = env_delays(
+    "WEBHOOK_RETRY_SCHEDULE", [5, 300, 1800, 7200, 18000, 36000, 36000]
+)
 
 # Background work (docs/operations.md): tasks are rows in this database, written on the
 # caller's connection, so inside a transaction they commit (or roll back) with the data

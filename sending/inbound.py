@@ -45,8 +45,10 @@ from accounts.models import Organization
 from canned_replies.matching import find_reply
 from contacts.models import Contact
 from contacts.services import apply_opt_out_words, contact_for_whatsapp_user, move_whatsapp_user
+from events.models import Event
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.storable import is_storable_json, without_unstorable
+from sending.events import emit_chat
 from sending.gateway.cloud_api import is_message_id
 from sending.media import attach_media
 from sending.models import AutoReply, Channel, Chat, ChatStatus, ChatStatusEvent, ChatType
@@ -358,6 +360,7 @@ def record_message(
         return
     summary.messages += 1
     attach_media(chat, item)  # an image, voice note...: its download is a task
+    emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/events.py), media pending
     if text is not None:
         apply_opt_out_words(contact=contact, text=text)  # STOP / START (docs/campaigns.md)
         schedule_auto_reply(chat, text, summary)

@@ -13,6 +13,7 @@ import hashlib
 
 from django.db import connection
 
+from sending.events import emit_status_updates, move_forward, status_listeners
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 
 # Forward order of an outbound message's status; anything else never moves it.
@@ -51,7 +52,10 @@ def message_lock_key(organization_id: int, wam_id: str) -> int:
 def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     """Move each chat forward only, with conditional updates so that concurrent
     deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
-    `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent)."""
+    `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent).
+    Each chat that moved is a message.status.update event (sending/events.py)."""
+    listeners = status_listeners(chats[event.wam_id] for event in events)
+    moved: list[int] = []
     highest: dict[int, str] = {}
     for event in events:
         chat = chats[event.wam_id]
@@ -62,6 +66,7 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
                 error_title=event.error_title,
                 error_details=event.error_details,
             )
+            moved.append(chat.pk)
             highest[chat.pk] = ChatStatus.FAILED
         elif highest.get(chat.pk) != ChatStatus.FAILED:
             current = highest.get(chat.pk)
@@ -71,7 +76,9 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
-            Chat.objects.filter(pk__in=ids, status__in=lower).update(status=status)
+            moving = Chat.objects.filter(pk__in=ids, status__in=lower)
+            moved += move_forward(moving, status, watched=bool(listeners))
+    emit_status_updates(moved, listeners)
 
 
 def apply_kept_statuses(chat: Chat) -> int:

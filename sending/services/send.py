@@ -21,10 +21,12 @@ from django.db import IntegrityError, transaction
 from accounts.models import Organization
 from contacts.models import Contact
 from contacts.services import contact_for_phone
+from events.models import Event
 from messaging_project.api.database import reconnecting
 from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
 from messaging_project.api.metrics import count_send
+from sending.events import emit_chat
 from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 from sending.services.payloads import (
@@ -294,6 +296,8 @@ def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
                 # the same transaction, holding the id against a webhook storing more.
                 hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
                 chat.save(force_insert=True)
+                if chat.status != ChatStatus.FAILED:  # accepted by the channel
+                    emit_chat(Event.MESSAGE_SENT, chat)  # sending/events.py
                 apply_kept_statuses(chat)
         except IntegrityError:
             # An attempt whose answer was lost may have committed: the uuid is unique.

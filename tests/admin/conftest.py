@@ -8,6 +8,7 @@ from django.test import Client
 
 from accounts.services import create_staff_user
 from campaigns.models import Campaign
+from events.models import Endpoint
 from sending.models import Channel, Chat, MessageTemplate
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
 
@@ -80,7 +81,11 @@ def make_records(organization, word: str) -> dict:
     template = MessageTemplate.objects.create(
         organization=organization, name=f"{word.lower()}_welcome", language="en_US"
     )
+    endpoint = Endpoint.objects.create(
+        organization=organization, url=f"https://{word.lower()}.example/hook"
+    )
     return {
+        "endpoint": endpoint,
         "contact": contact,
         "contactgroup": group,
         "cannedreply": reply,

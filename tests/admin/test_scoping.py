@@ -21,8 +21,9 @@ MODELS = {
     "chat": "sending",
     "messagetemplate": "sending",
     "campaign": "campaigns",
+    "endpoint": "events",
 }
-EDITABLE = ["contact", "contactgroup", "cannedreply"]
+EDITABLE = ["contact", "contactgroup", "cannedreply", "endpoint"]
 # The text each kind of record shows in a list, per organization.
 MARKERS = {
     "contact": ("Alpha", "Bravo"),
@@ -31,6 +32,7 @@ MARKERS = {
     "chat": ("Alpha Contact", "Bravo Contact"),
     "messagetemplate": ("alpha_welcome", "bravo_welcome"),
     "campaign": ("Alpha campaign", "Bravo campaign"),
+    "endpoint": ("https://alpha.example/hook", "https://bravo.example/hook"),
 }
 
 

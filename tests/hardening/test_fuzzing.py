@@ -36,6 +36,7 @@ from schemathesis.checks import (
 )
 
 from campaigns.models import Campaign
+from events.models import Endpoint
 from tests.factories import (
     CannedReplyFactory,
     ContactFactory,
@@ -152,6 +153,9 @@ def seeded(db, transaction_survives_requests):
             template={"name": "hello", "language": {"code": "en_US"}},
             phones=["+14155552671"],
             rate=80,
+        ),
+        "webhooks": Endpoint.objects.create(
+            organization=organization, url="https://example.com/hook"
         ),
     }
     return {"token": issue_token(organization), "records": records}

@@ -60,6 +60,25 @@ def test_the_raw_columns_hold_no_plain_text(keys, org_a):
 
 
 @pytest.mark.django_db
+def test_event_endpoint_secrets_are_encrypted_too(keys, org_a):
+    from events.models import Endpoint
+    from events.services import create_endpoint, rotate_secret
+
+    endpoint = create_endpoint(organization=org_a, url="https://93.184.215.14/hook")
+    first = endpoint.secret
+    rotate_secret(endpoint=endpoint)
+    endpoint.refresh_from_db()
+    assert endpoint.previous_secret == first and endpoint.secret != first
+    for field in ("secret", "previous_secret"):
+        stored = encryption.raw_value(Endpoint, endpoint.pk, field)
+        assert stored.startswith("fernet:")
+        assert "whsec_" not in stored
+    assert (
+        encryption.decrypt(encryption.raw_value(Endpoint, endpoint.pk, "secret")) == endpoint.secret
+    )
+
+
+@pytest.mark.django_db
 def test_secrets_round_trip_as_plain_strings(keys, org_a):
     configure(org_a)
     channel = stored_channel(org_a)

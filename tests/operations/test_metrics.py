@@ -201,3 +201,32 @@ def test_counts_add_up_across_gunicorn_workers(tmp_path):
     assert counted == {requests_sent}
     # The two workers each wrote their own file: the sum really spans processes.
     assert len(list(multiproc.glob("counter_*.db"))) >= 2
+
+
+@pytest.mark.django_db
+def test_event_webhook_deliveries_are_counted_by_result(metrics_on, settings, api, org_a):
+    from devtools.webhook_receiver import WebhookReceiver
+    from events.services import create_endpoint
+    from tests.background import make_due, run_tasks
+
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    settings.WEBHOOK_RETRY_SCHEDULE = [1]
+    before = {
+        result: value("event_webhook_deliveries_total", result=result)
+        for result in ("succeeded", "retrying", "failed")
+    }
+    with WebhookReceiver() as receiver:
+        create_endpoint(organization=org_a, url=receiver.url)
+        receiver.fail_next(500)  # the first event: refused once, then delivered
+        api.post("/api/contacts", {"phone": "+14155552671"}, format="json")
+        run_tasks()
+        make_due()
+        run_tasks()
+        receiver.status = 500  # the second: refused twice, then failed for good
+        api.post("/api/contacts", {"phone": "+14155552672"}, format="json")
+        run_tasks()
+        make_due()
+        run_tasks()
+    assert value("event_webhook_deliveries_total", result="succeeded") == before["succeeded"] + 1
+    assert value("event_webhook_deliveries_total", result="retrying") == before["retrying"] + 2
+    assert value("event_webhook_deliveries_total", result="failed") == before["failed"] + 1

@@ -438,9 +438,10 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
 ):
     ContactFactory(organization=org_a, phone=DIGITS)
     # token; the organization's channel settings; contact look-up; chat insert in its own
-    # savepoint (savepoint, [PostgreSQL: the lock on its id,] insert, the statuses kept
-    # aside for its id, release): a repeated message id then fails that insert alone
-    with django_assert_num_queries(7 + ON_POSTGRESQL):
+    # savepoint (savepoint, [PostgreSQL: the lock on its id,] insert, the endpoints that
+    # want message.sent (none), the statuses kept aside for its id, release): a repeated
+    # message id then fails that insert alone
+    with django_assert_num_queries(8 + ON_POSTGRESQL):
         response = send(api, buttons=[{"id": "a", "title": "A"}], header="H")
     assert response.status_code == 200
 
@@ -449,9 +450,10 @@ def test_send_to_a_new_number_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
     # token; the organization's channel settings; contact look-up; the contact's creation
-    # (savepoint, insert, counts, release); chat insert in its savepoint (savepoint,
-    # [PostgreSQL: the lock on its id,] insert, the statuses kept aside for its id, release)
-    with django_assert_num_queries(11 + ON_POSTGRESQL):
+    # (savepoint, insert, counts, endpoints for contact.created, release); chat insert in
+    # its savepoint (savepoint, [PostgreSQL: the lock on its id,] insert, endpoints for
+    # message.sent, the statuses kept aside for its id, release)
+    with django_assert_num_queries(13 + ON_POSTGRESQL):
         response = send(api)
     assert response.status_code == 200
 

@@ -19,6 +19,7 @@ CLEAN_UPS = {
     "messaging_project.api.tasks.prune_task_results": timedelta(hours=1),
     "messaging_project.api.tasks.purge_expired_sessions": timedelta(days=1),
     "messaging_project.api.tasks.purge_bookkeeping": timedelta(days=1),
+    "events.tasks.prune_deliveries": timedelta(days=1),
 }
 # Not a clean-up: the minutely look for campaigns left without a sender (campaigns/tasks.py).
 OTHERS = {"campaigns.tasks.resume_campaigns": timedelta(minutes=1)}

@@ -1,0 +1,345 @@
+"""The event webhooks scenario of the benchmark (docs/events.md, docs/performance.md).
+
+- **Fan-out**: inbound messages, each from a new sender, at a fixed rate (an open loop)
+  to an organization with two endpoints on a loopback receiver that answers in 50 ms.
+  Every `message.received` must reach both endpoints; the latency of a delivery is its
+  arrival at the receiver minus the moment the inbound webhook's 200 came back.
+- **Throughput**: inbound-message webhooks as fast as 8 connections go, with the two
+  endpoints and then with them turned off; the ratio is the cost of emitting.
+- **Receiver down**: another organization's endpoint whose receiver only starts after
+  `--down-seconds`; every event must arrive once it is up, none twice. The retry
+  schedule is shortened for it (WEBHOOK_RETRY_SCHEDULE=2,5,10,20,40,80): the default
+  waits 5 minutes before the third attempt.
+
+The endpoints subscribe to `message.received` only: each inbound message from a new
+sender is also a `contact.created`, which would double the deliveries without
+measuring anything new.
+
+    .venv/bin/python -m bench.events                     # 1,000 messages at 100/s
+    .venv/bin/python -m bench.events --messages 200 --rate 50 --down-seconds 10
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import psycopg
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.autoreply import (  # noqa: E402
+    APP_SECRET,
+    busy_cpu_seconds,
+    drive,
+    message_body,
+    percentile,
+    signature,
+    start_server,
+)
+from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
+from devtools.webhook_receiver import WebhookReceiver  # noqa: E402
+
+SEED = """
+import sys
+from accounts.services import create_organization
+from events.services import create_endpoint
+from sending.services import configure_channel
+fan_out = create_organization(name="Bench events")
+down = create_organization(name="Bench events, receiver down")
+for org in (fan_out, down):
+    configure_channel(organization=org, phone_number_id="100000000000001",
+                      access_token="bench-token", app_secret="{secret}")
+for n in (1, 2):
+    create_endpoint(organization=fan_out, url="{url}/" + str(n), events=["message.received"])
+create_endpoint(organization=down, url="{down_url}", events=["message.received"])
+print(fan_out.uuid, down.uuid)
+"""
+
+
+def log(message: str) -> None:
+    print(f"[bench events {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def received(receiver: WebhookReceiver) -> list[tuple[str, str, str, float]]:
+    """(path, webhook-id, sender phone, arrival) of each request the receiver got."""
+    found = []
+    for request in list(receiver.requests):
+        body = json.loads(request.body)
+        found.append(
+            (
+                request.path,
+                request.headers["webhook-id"],
+                body["data"]["contact"]["phone"],
+                request.at,
+            )
+        )
+    return found
+
+
+def wait_for_deliveries(receiver: WebhookReceiver, expected: int, timeout: float) -> float:
+    """Seconds until `expected` requests had arrived (or the timeout passed)."""
+    started = time.monotonic()
+    receiver.wait_for(expected, timeout)
+    return round(time.monotonic() - started, 1)
+
+
+def fan_out(base: str, organization: str, receiver: WebhookReceiver, *, messages, rate) -> dict:
+    receiver.requests.clear()
+    phone_base = 447_600_000_000 + int(time.time()) % 100_000 * 1000
+    cpu_before = busy_cpu_seconds()
+    sent = drive(f"{base}/webhooks/whatsapp/{organization}", rate, messages / rate, phone_base)
+    answered = {phone: at + took for phone, at, status, took in sent if 200 <= status < 300}
+    settled = wait_for_deliveries(receiver, 2 * len(sent), timeout=120)
+    cpu = busy_cpu_seconds() - cpu_before
+    got = received(receiver)
+    latencies = [at - answered[phone] for _, _, phone, at in got if phone in answered]
+    per_endpoint = Counter(path for path, *_ in got)
+    ids = Counter((path, msg_id) for path, msg_id, *_ in got)
+    phones = {(path, phone) for path, _, phone, _ in got}
+    expected = {(f"/hook/{n}", phone) for phone in answered for n in (1, 2)}
+    return {
+        "name": "events_fan_out",
+        "messages": len(sent),
+        "webhook_non_2xx": sum(1 for _, _, status, _ in sent if not 200 <= status < 300),
+        "deliveries_expected": 2 * len(answered),
+        "deliveries_received": len(got),
+        "missing": len(expected - phones),
+        "duplicates": sum(count - 1 for count in ids.values()),
+        "per_endpoint": dict(per_endpoint),
+        "p50_ms": round(percentile(latencies, 50) * 1000, 1),
+        "p99_ms": round(percentile(latencies, 99) * 1000, 1),
+        "max_ms": round(max(latencies, default=0) * 1000, 1),
+        "webhook_p99_ms": round(percentile([t for *_, t in sent], 99) * 1000, 1),
+        "settled_after_last_send_s": settled,
+        "cpu_ms_per_message": round(cpu * 1000 / max(1, len(sent)), 1),
+    }
+
+
+def closed_loop(url: str, seconds: float, connections: int = 8) -> dict:
+    """Inbound-message webhooks as fast as `connections` clients go; requests a second."""
+    counts = [0] * connections
+    errors = [0] * connections
+    stop = time.monotonic() + seconds
+    phone_base = 447_500_000_000 + int(time.time() * 10) % 1_000_000 * 100
+
+    def client(n: int) -> None:
+        session = requests.Session()
+        session.trust_env = False
+        k = 0
+        while time.monotonic() < stop:
+            body = message_body(str(phone_base + n * 10_000_000 + k))
+            k += 1
+            headers = {"Content-Type": "application/json", "X-Hub-Signature-256": signature(body)}
+            try:
+                ok = session.post(url, data=body, headers=headers, timeout=30).ok
+            except requests.RequestException:
+                ok = False
+            counts[n] += ok
+            errors[n] += not ok
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(connections)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    took = time.monotonic() - started
+    return {"rps": round(sum(counts) / took, 1), "errors": sum(errors)}
+
+
+def set_endpoints_active(database_url: str, organization: str, active: bool) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE events_endpoint SET is_active = %s WHERE organization_id = "
+            "(SELECT id FROM accounts_organization WHERE uuid = %s)",
+            [active, organization],
+        )
+
+
+def worker_pids(server: subprocess.Popen) -> list[int]:
+    """The task worker among the server's descendants (honcho's `worker:` process)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                # pid (comm) state ppid ...: comm may hold spaces, so split after ")".
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    descendants, frontier = set(), {server.pid}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
+        descendants |= frontier
+    found = []
+    for pid in descendants:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"db_worker" in command:
+            found.append(pid)
+    return found
+
+
+def throughput(base, organization, database_url, server, seconds, *, pause_worker) -> dict:
+    """The web process's webhook throughput without and with the two endpoints, in
+    alternating rounds so that a busy moment of the shared machine costs both alike.
+    With `pause_worker` the worker is stopped (SIGSTOP) during each round, so the web
+    process is measured alone; the deliveries queued meanwhile are made afterwards."""
+    url = f"{base}/webhooks/whatsapp/{organization}"
+    workers = worker_pids(server) if pause_worker else []
+    rounds = []
+    for active in (False, True, False, True):
+        set_endpoints_active(database_url, organization, active)
+        for pid in workers:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            rounds.append((active, closed_loop(url, seconds)))
+        finally:
+            for pid in workers:
+                os.kill(pid, signal.SIGCONT)
+        time.sleep(2 if not pause_worker else 6)  # let the worker catch up
+    set_endpoints_active(database_url, organization, True)
+    without = [r["rps"] for active, r in rounds if not active]
+    with_ = [r["rps"] for active, r in rounds if active]
+    return {
+        "name": "events_webhook_throughput" + ("_web_alone" if pause_worker else ""),
+        "worker_paused": bool(workers),
+        "rps_without_endpoints": without,
+        "rps_with_two_endpoints": with_,
+        "ratio": round(sum(with_) / max(0.1, sum(without)), 3),
+        "errors": sum(r["errors"] for _, r in rounds),
+    }
+
+
+def receiver_down(base, organization, port, *, messages, rate, down_seconds) -> dict:
+    url = f"{base}/webhooks/whatsapp/{organization}"
+    phone_base = 447_400_000_000 + int(time.time()) % 100_000 * 1000
+    started = time.monotonic()
+    sent = drive(url, rate, messages / rate, phone_base)
+    phones = {phone for phone, _, status, _ in sent if 200 <= status < 300}
+    time.sleep(max(0.0, down_seconds - (time.monotonic() - started)))
+    with WebhookReceiver(port=port) as receiver:
+        log(f"  the receiver is up after {time.monotonic() - started:.0f} s")
+        up = time.monotonic()
+        receiver.wait_for(len(phones), timeout=300)
+        all_in = round(time.monotonic() - up, 1)
+        time.sleep(5)  # anything arriving twice would come now
+        got = received(receiver)
+    ids = Counter(msg_id for _, msg_id, _, _ in got)
+    return {
+        "name": "events_receiver_down",
+        "messages": len(sent),
+        "down_s": down_seconds,
+        "delivered": len({phone for _, _, phone, _ in got} & phones),
+        "missing": len(phones - {phone for _, _, phone, _ in got}),
+        "duplicates": sum(count - 1 for count in ids.values()),
+        "all_delivered_after_up_s": all_in,
+    }
+
+
+def main() -> None:
+    from bench.run import REDIS_PORT, create_database, drop_database
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=100)
+    parser.add_argument("--throughput-seconds", type=float, default=8)
+    parser.add_argument("--down-messages", type=int, default=100)
+    parser.add_argument("--down-seconds", type=float, default=30)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-events-"))
+    db_name, db_url = create_database()
+    processes: list[subprocess.Popen] = []
+    try:
+        with WebhookReceiver(delay=0.05) as receiver:
+            down_port = free_port()
+            env = {
+                **os.environ,
+                "DATABASE_URL": db_url,
+                "REDIS_URL": f"redis://127.0.0.1:{REDIS_PORT}/12" if reachable(REDIS_PORT) else "",
+                "DEBUG": "false",
+                "SECRET_KEY": "bench-" + uuid.uuid4().hex,
+                "VAR_DIR": str(scratch),
+                "LOG_LEVEL": "WARNING",
+                "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+                "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,40,80",
+            }
+            python = [sys.executable, "manage.py"]
+            subprocess.run(
+                [*python, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            )
+            seed = SEED.format(
+                secret=APP_SECRET,
+                url=receiver.url,
+                down_url=f"http://127.0.0.1:{down_port}/hook",
+            )
+            seeded = subprocess.run(
+                [*python, "shell", "-c", seed], cwd=ROOT, env=env, check=True, capture_output=True
+            )
+            fan_org, down_org = seeded.stdout.decode().split()[-2:]
+            port = free_port()
+            server_log = (scratch / "server.log").open("w")
+            processes.append(start_server(ROOT, env, port, server_log))
+            if not wait_until_listening(port, timeout=120):
+                raise SystemExit("the server did not start")
+            base = f"http://127.0.0.1:{port}"
+            time.sleep(3)  # the worker starts after the web process answers
+            drive(f"{base}/webhooks/whatsapp/{fan_org}", 10, 2, 447_300_000_000)  # warm-up
+            receiver.wait_for(40, timeout=30)
+            rows = []
+            log(f"fan-out: {args.messages} messages at {args.rate:g}/s, two endpoints")
+            rows.append(fan_out(base, fan_org, receiver, messages=args.messages, rate=args.rate))
+            log(json.dumps(rows[-1]))
+            for pause_worker in (True, False):
+                log(f"webhook throughput with and without the endpoints ({pause_worker=})")
+                rows.append(
+                    throughput(
+                        base,
+                        fan_org,
+                        db_url,
+                        processes[-1],
+                        args.throughput_seconds,
+                        pause_worker=pause_worker,
+                    )
+                )
+                log(json.dumps(rows[-1]))
+            log(f"receiver down for the first {args.down_seconds:g} s")
+            rows.append(
+                receiver_down(
+                    base,
+                    down_org,
+                    down_port,
+                    messages=args.down_messages,
+                    rate=10,
+                    down_seconds=args.down_seconds,
+                )
+            )
+            log(json.dumps(rows[-1]))
+            print(json.dumps({"rows": rows}, indent=2))
+    finally:
+        for process in reversed(processes):
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(process.pid, signal.SIGKILL)
+        drop_database(db_name)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

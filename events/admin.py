@@ -1,0 +1,136 @@
+"""Event webhook endpoints and their deliveries in the staff admin.
+
+Endpoints are saved through events.services, as the API saves them (the URL rule, the
+limit of ten, soft deletion). Deliveries are written by emission and the delivery task,
+so they are read-only here, with one action: "send again", which queues one more
+attempt with the same `webhook-id`.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.utils.html import format_html
+
+from accounts.admin_scoping import OrganizationScopedAdmin
+from events import services
+from events.models import Delivery, Endpoint, Event
+from messaging_project.api.public_urls import url_problem
+from messaging_project.api.service_admin import adopt
+
+
+class EndpointForm(forms.ModelForm):
+    events = forms.MultipleChoiceField(
+        choices=Event.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every event.",
+    )
+
+    class Meta:
+        model = Endpoint
+        fields = ["organization", "url", "events", "is_active"]
+
+    def clean_url(self):
+        url = self.cleaned_data["url"].strip()
+        problem = url_problem(url)
+        if problem:
+            raise ValidationError(problem)
+        return url
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(OrganizationScopedAdmin):
+    form = EndpointForm
+    list_display = ["url", "subscribed", "is_active", "disabled_reason", "updated_at"]
+    list_filter = ["is_active"]
+    search_fields = ["url"]
+    ordering = ["-id"]
+    readonly_fields = ["secret", "disabled_reason", "failing_since", "created_at", "updated_at"]
+    actions = ["rotate_secrets"]
+
+    @admin.display(description="events")
+    def subscribed(self, endpoint):
+        return ", ".join(endpoint.events) or "all"
+
+    def save_through_service(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            fields = ("url", "events", "is_active")
+            changes = {name: data[name] for name in fields if name in form.changed_data}
+            services.update_endpoint(endpoint=obj, changes=changes)
+            return
+        endpoint = services.create_endpoint(
+            organization=self.organization_for_new_record(request, form),
+            url=data["url"],
+            events=data["events"],
+            created_by=request.user.pk,
+        )
+        adopt(obj, endpoint)
+
+    def soft_delete(self, request, obj):
+        services.delete_endpoint(endpoint=obj)
+
+    @admin.action(description="Rotate the secret (the old one still signs for 24 hours)")
+    def rotate_secrets(self, request, queryset):
+        for endpoint in queryset:
+            services.rotate_secret(endpoint=endpoint)
+        self.message_user(request, f"{len(queryset)} secret(s) rotated.", messages.SUCCESS)
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(OrganizationScopedAdmin):
+    list_display = [
+        "created_at",
+        "event",
+        "endpoint",
+        "status",
+        "attempts",
+        "response_status",
+        "next_attempt_at",
+    ]
+    list_filter = ["status", "event"]
+    list_select_related = ["endpoint"]
+    search_fields = ["msg_id"]
+    ordering = ["-id"]
+    fields = [
+        "organization",
+        "endpoint",
+        "msg_id",
+        "event",
+        "status",
+        "attempts",
+        "response_status",
+        "last_error",
+        "next_attempt_at",
+        "created_at",
+        "updated_at",
+        "payload",
+    ]
+    readonly_fields = fields
+    actions = ["send_again"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="body")
+    def payload(self, delivery):
+        return format_html(
+            "<pre>{}</pre>", json.dumps(json.loads(delivery.body), indent=2, ensure_ascii=False)
+        )
+
+    @admin.action(description="Send again (same webhook-id)", permissions=["view"])
+    def send_again(self, request, queryset):
+        queued = sum(services.send_again(delivery=delivery) for delivery in queryset)
+        skipped = len(queryset) - queued
+        message = f"{queued} deliver{'y' if queued == 1 else 'ies'} queued to be sent again."
+        if skipped:
+            message += f" {skipped} skipped: an attempt is under way."
+        self.message_user(request, message, messages.SUCCESS if queued else messages.WARNING)

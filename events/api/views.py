@@ -1,0 +1,50 @@
+"""Event webhook endpoints over the API. Thin: validate, call the service, shape."""
+
+from rest_framework.decorators import action
+
+from events import selectors, services
+from events.api.serializers import (
+    EndpointEditSerializer,
+    EndpointInputSerializer,
+    delivery_data,
+    endpoint_data,
+)
+from events.models import Endpoint
+from messaging_project.api.idempotency import idempotent
+from messaging_project.api.viewsets import OrganizationViewSet, write_result
+
+
+class EndpointViewSet(OrganizationViewSet):
+    queryset = Endpoint.objects.live()
+    input_serializer_class = EndpointInputSerializer
+    represent = staticmethod(endpoint_data)
+
+    @idempotent
+    def create(self, request):
+        endpoint = services.create_endpoint(
+            organization=self.organization, **self.validated_input()
+        )
+        return write_result(endpoint)
+
+    def update(self, request, uuid=None):
+        endpoint = self.get_object()
+        self.input_serializer_class = EndpointEditSerializer
+        services.update_endpoint(endpoint=endpoint, changes=self.validated_input(partial=True))
+        return write_result(endpoint)
+
+    partial_update = update
+
+    def destroy(self, request, uuid=None):
+        endpoint = self.get_object()
+        services.delete_endpoint(endpoint=endpoint)
+        return write_result(endpoint)
+
+    @action(detail=True, methods=["post"], url_path="rotate-secret")
+    def rotate_secret(self, request, uuid=None):
+        endpoint = services.rotate_secret(endpoint=self.get_object())
+        return write_result(endpoint)
+
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, uuid=None):
+        page = self.paginate_queryset(selectors.endpoint_deliveries(self.get_object()))
+        return self.get_paginated_response([delivery_data(delivery) for delivery in page])

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class EventsConfig(AppConfig):
+    name = "events"
+    verbose_name = "Event webhooks"
+
+    def ready(self):
+        # Registers the app's OpenAPI description with drf-spectacular (see that module).
+        from events.api import schema  # noqa: F401

@@ -1,0 +1,304 @@
+"""Events reach a real receiver on loopback: signed, retried with the same id, recorded."""
+
+import json
+
+import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+from events import services
+from events.models import Delivery, DeliveryStatus
+from events.tasks import deliver_event
+from tests.background import make_due, run_tasks
+from tests.events.conftest import deliveries, run_all, verified
+
+pytestmark = pytest.mark.django_db
+
+CONTACT = {"phone": "+14155552671", "first_name": "Ada", "last_name": "Lovelace"}
+
+
+def test_a_created_contact_is_posted_signed_with_the_contact_as_listed(api, endpoint, receiver):
+    uuid = api.post("/api/contacts", CONTACT, format="json").json()["id"]
+    assert receiver.requests == []  # sent by the worker, not in the request
+    run_all()
+    [request] = receiver.requests
+    body = verified(endpoint, request)
+    assert body["type"] == "contact.created"
+    assert body["data"] == api.get(f"/api/contacts/{uuid}").json()["data"]
+    assert body["timestamp"].endswith("Z")
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["webhook-id"].startswith("msg_")
+    assert int(request.headers["webhook-timestamp"]) > 0
+
+
+def test_a_signature_with_another_secret_does_not_verify(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    run_all()
+    with pytest.raises(WebhookVerificationError):
+        Webhook(services.rotate_secret(endpoint=endpoint).secret).verify(
+            receiver.requests[0].body, receiver.requests[0].headers
+        )
+
+
+def test_a_receiver_failing_twice_gets_the_event_a_third_time_with_the_same_id(
+    api, endpoint, receiver
+):
+    receiver.fail_next(500, 503)
+    api.post("/api/contacts", CONTACT, format="json")
+    run_tasks()
+    [delivery] = api.get(f"/api/webhooks/{endpoint.uuid}/deliveries").json()["data"]
+    assert delivery["status"] == "pending"
+    assert delivery["attempts"] == 1
+    assert delivery["response_status"] == 500
+    assert delivery["next_attempt_at"] is not None
+    assert run_tasks() == 0  # the retry waits for its time
+    run_all()
+    assert len(receiver.requests) == 3
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {delivery["id"]}
+    assert len({r.body for r in receiver.requests}) == 1  # the same body each time
+    for request in receiver.requests:
+        verified(endpoint, request)
+    [delivery] = api.get(f"/api/webhooks/{endpoint.uuid}/deliveries").json()["data"]
+    assert delivery["status"] == "succeeded"
+    assert delivery["attempts"] == 3
+    assert delivery["response_status"] == 200
+    assert delivery["next_attempt_at"] is None
+
+
+def test_a_delivery_fails_after_the_last_retry_of_the_schedule(api, endpoint, receiver, settings):
+    receiver.status = 500
+    api.post("/api/contacts", CONTACT, format="json")
+    run_all()
+    assert len(receiver.requests) == 1 + len(settings.WEBHOOK_RETRY_SCHEDULE)
+    [delivery] = deliveries()
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.attempts == 3
+    assert "receiver says no" in delivery.last_error
+
+
+def test_a_refused_connection_is_retried(api, org_a, receiver):
+    from devtools.loopback import free_port
+
+    endpoint = services.create_endpoint(
+        organization=org_a, url=f"http://127.0.0.1:{free_port()}/hook"
+    )
+    api.post("/api/contacts", CONTACT, format="json")
+    run_tasks()
+    [delivery] = deliveries(endpoint=endpoint)
+    assert delivery.status == DeliveryStatus.PENDING
+    assert delivery.response_status is None
+    assert "ConnectionError" in delivery.last_error
+
+
+def test_a_second_run_of_the_same_attempt_posts_nothing(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    [delivery] = deliveries()
+    assert deliver_event.call(delivery.pk, 1) == "succeeded"
+    assert deliver_event.call(delivery.pk, 1) == "not claimed"
+    assert deliver_event.call(delivery.pk, 2) == "not claimed"  # succeeded: nothing more
+    assert len(receiver.requests) == 1
+
+
+def test_an_attempt_whose_worker_died_is_posted_again_once_its_lease_is_over(
+    api, endpoint, receiver
+):
+    """Duplicates are possible after a crash (docs/events.md): the receiver dedupes on
+    webhook-id. A run that finds the attempt claimed but its lease over takes it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    api.post("/api/contacts", CONTACT, format="json")
+    [delivery] = deliveries()
+    # As if a worker claimed attempt 1 and died while posting.
+    Delivery.objects.filter(pk=delivery.pk).update(
+        attempts=1, claimed_until=timezone.now() + timedelta(seconds=60)
+    )
+    assert deliver_event.call(delivery.pk, 1) == "not claimed"  # it may still be posting
+    Delivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now())
+    assert deliver_event.call(delivery.pk, 1) == "succeeded"
+    assert len(receiver.requests) == 1
+    delivery.refresh_from_db()
+    assert delivery.attempts == 1
+
+
+def test_subscriptions_filter_the_events(api, org_a, receiver):
+    contacts_only = services.create_endpoint(
+        organization=org_a, url=receiver.url, events=["contact.created"]
+    )
+    groups_only = services.create_endpoint(
+        organization=org_a, url=receiver.url + "?groups", events=["group.created"]
+    )
+    api.post("/api/contacts", CONTACT, format="json")
+    api.post("/api/contact-groups", {"name": "VIP"}, format="json")
+    run_all()
+    got = sorted((r.path, json.loads(r.body)["type"]) for r in receiver.requests)
+    assert got == [("/hook", "contact.created"), ("/hook?groups", "group.created")]
+    assert [d.event for d in deliveries(endpoint=contacts_only)] == ["contact.created"]
+    assert [d.event for d in deliveries(endpoint=groups_only)] == ["group.created"]
+
+
+def test_a_disabled_endpoint_gets_nothing(api, endpoint, receiver):
+    assert (
+        api.patch(f"/api/webhooks/{endpoint.uuid}", {"is_active": False}, format="json").status_code
+        == 200
+    )
+    api.post("/api/contacts", CONTACT, format="json")
+    run_all()
+    assert receiver.requests == []
+    assert deliveries() == []
+
+
+def test_pending_deliveries_of_an_endpoint_turned_off_are_not_sent(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    api.patch(f"/api/webhooks/{endpoint.uuid}", {"is_active": False}, format="json")
+    run_all()
+    assert receiver.requests == []
+    [delivery] = deliveries()
+    assert delivery.status == DeliveryStatus.FAILED
+    assert "turned off" in delivery.last_error
+
+
+def test_a_deleted_endpoint_gets_nothing(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    api.delete(f"/api/webhooks/{endpoint.uuid}")
+    api.post("/api/contacts", {**CONTACT, "phone": "+14155552672"}, format="json")
+    run_all()
+    assert receiver.requests == []
+
+
+def test_nothing_is_emitted_for_a_change_that_did_not_happen(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    duplicate = api.post("/api/contacts", CONTACT, format="json")
+    assert duplicate.status_code == 400
+    assert [d.event for d in deliveries()] == ["contact.created"]
+
+
+def test_after_a_rotation_both_secrets_verify_for_a_day(api, endpoint, receiver):
+    old = endpoint.secret
+    assert api.post(f"/api/webhooks/{endpoint.uuid}/rotate-secret").status_code == 200
+    new = api.get(f"/api/webhooks/{endpoint.uuid}").json()["data"]["secret"]
+    assert new != old and new.startswith("whsec_")
+    api.post("/api/contacts", CONTACT, format="json")
+    run_all()
+    [request] = receiver.requests
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
+    verified(endpoint, request, secret=old)
+    verified(endpoint, request, secret=new)
+
+
+def test_after_the_overlap_only_the_new_secret_signs(api, endpoint, receiver):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.models import Endpoint
+
+    old = endpoint.secret
+    new = services.rotate_secret(endpoint=endpoint).secret
+    Endpoint.objects.filter(pk=endpoint.pk).update(
+        previous_secret_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    api.post("/api/contacts", CONTACT, format="json")
+    run_all()
+    [request] = receiver.requests
+    verified(endpoint, request, secret=new)
+    with pytest.raises(WebhookVerificationError):
+        verified(endpoint, request, secret=old)
+
+
+def test_an_endpoint_failing_for_five_days_is_turned_off_and_says_why(api, endpoint, receiver):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.models import Endpoint
+
+    receiver.status = 500
+    api.post("/api/contacts", CONTACT, format="json")
+    run_tasks()
+    endpoint.refresh_from_db()
+    assert endpoint.is_active and endpoint.failing_since is not None
+    Endpoint.objects.filter(pk=endpoint.pk).update(
+        failing_since=timezone.now() - timedelta(days=5, minutes=1)
+    )
+    make_due()
+    run_tasks()
+    detail = api.get(f"/api/webhooks/{endpoint.uuid}").json()["data"]
+    assert detail["is_active"] is False
+    assert "every delivery failed for 5 days" in detail["disabled_reason"]
+    # Turned on again, it starts afresh.
+    api.patch(f"/api/webhooks/{endpoint.uuid}", {"is_active": True}, format="json")
+    detail = api.get(f"/api/webhooks/{endpoint.uuid}").json()["data"]
+    assert detail["is_active"] is True and detail["disabled_reason"] is None
+
+
+def test_a_success_ends_the_run_of_failures(api, endpoint, receiver):
+    receiver.fail_next(500)
+    api.post("/api/contacts", CONTACT, format="json")
+    run_tasks()
+    endpoint.refresh_from_db()
+    assert endpoint.failing_since is not None
+    run_all()
+    endpoint.refresh_from_db()
+    assert endpoint.failing_since is None
+
+
+def test_the_answer_is_read_up_to_a_cap(api, endpoint, receiver, monkeypatch):
+    import events.tasks
+
+    monkeypatch.setattr(events.tasks, "RESPONSE_CAP", 8)
+    receiver.fail_next(500)
+    api.post("/api/contacts", CONTACT, format="json")
+    run_tasks()
+    [delivery] = deliveries()
+    assert delivery.last_error == "HTTP 500: receiver"
+
+
+def test_finished_deliveries_are_pruned_after_thirty_days(api, endpoint, receiver):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.tasks import prune_deliveries
+
+    for n in range(3):
+        api.post("/api/contact-groups", {"name": f"G{n}"}, format="json")
+    old, recent, pending = deliveries()
+    long_ago = timezone.now() - timedelta(days=31)
+    Delivery.objects.filter(pk=old.pk).update(status=DeliveryStatus.SUCCEEDED, updated_at=long_ago)
+    Delivery.objects.filter(pk=recent.pk).update(status=DeliveryStatus.FAILED)
+    Delivery.objects.filter(pk=pending.pk).update(updated_at=long_ago)
+    assert prune_deliveries.call() == 1
+    assert {d.pk for d in deliveries()} == {recent.pk, pending.pk}
+
+
+def test_an_emission_is_one_task_whose_posts_go_out_together(org_a, receiver):
+    import time
+
+    from tests.background import tasks
+
+    receiver.delay = 0.5
+    for n in range(3):
+        services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    assert tasks("events.tasks.deliver_events").count() == 1
+    started = time.monotonic()
+    assert run_tasks() == 1
+    assert time.monotonic() - started < 1.2  # three endpoints of 0.5 s each, at once
+    assert len(receiver.requests) == 3
+    assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}
+
+
+def test_a_rerun_of_an_emissions_task_posts_nothing_again(org_a, receiver):
+    from tests.background import tasks
+
+    for n in range(2):
+        services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    ids = tasks("events.tasks.deliver_events").get().args_kwargs["args"][0]
+    from events.tasks import deliver_events
+
+    assert set(deliver_events.call(ids).values()) == {"succeeded"}
+    assert set(deliver_events.call(ids).values()) == {"not claimed"}
+    assert len(receiver.requests) == 2

@@ -1,0 +1,256 @@
+"""Every event is emitted by the service that makes the change, whoever called it (the
+API, the channel's webhook, a command), in the same transaction, and costs one query
+when nobody listens."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from events import services
+from events.models import Delivery
+from events.services import emit_event
+from sending.models import Chat
+from tests.channel import set_channel
+from tests.events.conftest import run_all, verified
+from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
+from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses, text_message
+from tests.sending.factories import ChatFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def bodies() -> list[dict]:
+    return [json.loads(d.body) for d in Delivery.objects.order_by("id")]
+
+
+def events() -> list[str]:
+    return [body["type"] for body in bodies()]
+
+
+@pytest.fixture
+def listening(org_a):
+    """An endpoint of organization A that wants every event (never posted to here)."""
+    return services.create_endpoint(organization=org_a, url="https://example.com/hook")
+
+
+@pytest.fixture
+def webhook_org(org_a):
+    set_channel(org_a, app_secret=APP_SECRET)
+    return org_a
+
+
+def test_an_inbound_message_is_message_received_with_the_chat_as_the_api_shows_it(
+    api, webhook_org, listening
+):
+    deliver(webhook_org, envelope(text_message("Hello there", wam_id="wamid.IN1")))
+    assert events() == ["contact.created", "message.received"]
+    chat = Chat.objects.get(wam_id="wamid.IN1")
+    assert bodies()[1]["data"] == api.get(f"/api/chats/{chat.uuid}").json()["data"]
+
+
+def test_a_message_delivered_twice_is_received_once(webhook_org, listening):
+    payload = envelope(text_message("Hello", wam_id="wamid.IN1"))
+    deliver(webhook_org, payload)
+    deliver(webhook_org, payload)
+    assert events().count("message.received") == 1
+
+
+def test_a_command_emits_too(webhook_org, listening):
+    call_command("simulate_inbound", str(webhook_org.uuid), "+14155552671", "Hi")
+    assert events() == ["contact.created", "message.received"]
+
+
+def test_a_sent_message_is_message_sent(api, org_a, listening):
+    response = api.post("/api/send", {"phone": "+14155552671", "message": "Hi"}, format="json")
+    assert response.status_code == 200
+    assert events() == ["contact.created", "message.sent"]
+    chat = Chat.objects.get(type="outbound")
+    assert bodies()[1]["data"] == api.get(f"/api/chats/{chat.uuid}").json()["data"]
+    assert bodies()[1]["data"]["status"] == "accepted"
+
+
+def test_a_refused_send_is_not_message_sent(api, cloud_org, graph, listening):
+    from devtools.cloud_api_server import graph_error
+
+    graph.reply(400, graph_error(131047, "Re-engagement message"))
+    api.post("/api/send", {"phone": "+14155552671", "message": "Hi"}, format="json")
+    assert "message.sent" not in events()
+
+
+def test_an_auto_reply_is_message_sent(webhook_org, listening):
+    from tests.background import run_tasks
+
+    CannedReplyFactory(organization=webhook_org, trigger="hello", match_criteria="contains")
+    Delivery.objects.all().delete()
+    deliver(webhook_org, envelope(text_message("hello", wam_id="wamid.IN1")))
+    Delivery.objects.filter(event__in=["message.received", "contact.created"]).delete()
+    run_tasks()  # the auto-reply; the deliveries to example.com fail, which is fine here
+    assert "message.sent" in events()
+
+
+def test_each_chat_moved_forward_is_one_status_update(api, webhook_org, listening):
+    first = ChatFactory(organization=webhook_org, wam_id="wamid.OUT1")
+    second = ChatFactory(organization=webhook_org, wam_id="wamid.OUT2")
+    Delivery.objects.all().delete()
+    deliver(
+        webhook_org,
+        envelope(
+            statuses(
+                status("wamid.OUT1", "sent", 100),
+                status("wamid.OUT1", "delivered", 101),
+                status("wamid.OUT2", "sent", 100),
+            )
+        ),
+    )
+    found = {(b["data"]["uuid"], b["data"]["status"]) for b in bodies()}
+    assert events() == ["message.status.update"] * 2
+    assert found == {(str(first.uuid), "delivered"), (str(second.uuid), "sent")}
+    [moved] = [b["data"] for b in bodies() if b["data"]["uuid"] == str(first.uuid)]
+    assert moved == api.get(f"/api/chats/{first.uuid}").json()["data"]
+    assert [s["status"] for s in moved["statuses"]] == ["sent", "delivered"]
+    # The same statuses again, or an older one: nothing moves, nothing is emitted.
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "sent", 100))))
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "sent", 99))))
+    assert len(bodies()) == 2
+
+
+def test_a_failed_status_is_a_status_update_with_the_error(webhook_org, listening):
+    chat = ChatFactory(organization=webhook_org, wam_id="wamid.OUT1")
+    Delivery.objects.all().delete()
+    failed = status(
+        "wamid.OUT1", "failed", 100, errors=[{"code": 131026, "title": "Undeliverable"}]
+    )
+    deliver(webhook_org, envelope(statuses(failed)))
+    [body] = bodies()
+    assert body["type"] == "message.status.update"
+    assert body["data"]["uuid"] == str(chat.uuid)
+    assert body["data"]["status"] == "failed"
+    assert body["data"]["error"]["code"] == 131026
+
+
+def test_contacts_and_groups_created_updated_deleted(api, org_a, listening):
+    group = api.post("/api/contact-groups", {"name": "VIP"}, format="json").json()["id"]
+    api.put(f"/api/contact-groups/{group}", {"name": "VIPs"}, format="json")
+    contact = api.post(
+        "/api/contacts", {"phone": "+14155552671", "first_name": "Ada"}, format="json"
+    ).json()["id"]
+    api.patch(f"/api/contacts/{contact}", {"last_name": "Lovelace"}, format="json")
+    api.delete(f"/api/contacts/{contact}")
+    api.delete(f"/api/contact-groups/{group}")
+    assert events() == [
+        "group.created",
+        "group.updated",
+        "contact.created",
+        "contact.updated",
+        "contact.deleted",
+        "group.deleted",
+    ]
+    found = bodies()
+    assert found[1]["data"]["name"] == "VIPs"
+    assert found[3]["data"]["full_name"] == "Ada Lovelace"
+    assert set(found[4]["data"]) == {"uuid", "deleted_at"}
+    assert found[4]["data"]["uuid"] == contact
+    assert found[5]["data"]["uuid"] == group
+    assert found[5]["data"]["deleted_at"].endswith("Z")  # groups' date style
+
+
+def test_autoreplies_created_updated_deleted(api, org_a, listening):
+    body = {
+        "name": "Hours",
+        "trigger": "hours",
+        "match_criteria": "contains",
+        "response_type": "text",
+        "response": "9 to 5",
+    }
+    uuid = api.post("/api/canned-replies", body, format="json").json()["id"]
+    api.patch(f"/api/canned-replies/{uuid}", {"response": "10 to 6"}, format="json")
+    api.delete(f"/api/canned-replies/{uuid}")
+    assert events() == ["autoreply.created", "autoreply.updated", "autoreply.deleted"]
+    found = bodies()
+    assert json.loads(found[1]["data"]["metadata"])["data"]["text"] == "10 to 6"
+    assert found[2]["data"]["uuid"] == uuid
+
+
+def test_the_autoreply_event_is_the_reply_as_listed(api, org_a, listening):
+    body = {
+        "name": "Hours",
+        "trigger": "hours",
+        "match_criteria": "contains",
+        "response_type": "text",
+        "response": "9 to 5",
+    }
+    api.post("/api/canned-replies", body, format="json")
+    [listed] = api.get("/api/canned-replies").json()["data"]
+    assert bodies()[0]["data"] == listed
+
+
+def test_another_organizations_changes_are_not_sent(api_b, listening):
+    api_b.post("/api/contacts", {"phone": "+14155552671", "first_name": "Bo"}, format="json")
+    assert events() == []
+
+
+def test_an_event_is_emitted_with_its_change_or_not_at_all(org_a, listening):
+    from contacts.services import create_contact
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        create_contact(organization=org_a, phone="14155552671", first_name="Ada")
+        raise RuntimeError("the caller's transaction rolls back")
+    assert events() == []
+    from tests.background import tasks
+
+    assert not tasks("events.tasks.deliver_events").exists()
+
+
+def test_emitting_to_nobody_costs_one_query(org_a):
+    with CaptureQueriesContext(connection) as queries:
+        assert emit_event(organization_id=org_a.pk, event="contact.created", data=dict) == 0
+    assert len(queries) == 1
+
+
+def test_emitting_to_an_endpoint_that_does_not_want_the_event_costs_one_query(org_a):
+    services.create_endpoint(
+        organization=org_a, url="https://example.com/hook", events=["message.received"]
+    )
+    built = []
+    with CaptureQueriesContext(connection) as queries:
+        emit_event(organization_id=org_a.pk, event="contact.created", data=lambda: built.append(1))
+    assert len(queries) == 1
+    assert built == []  # the payload was never built
+
+
+def test_emitting_to_two_endpoints_is_one_insert_and_its_tasks(org_a, django_assert_num_queries):
+    for n in range(2):
+        services.create_endpoint(organization=org_a, url=f"https://example.com/{n}")
+    # endpoints; the deliveries' bulk insert; one task for their first attempts
+    with django_assert_num_queries(3):
+        assert emit_event(organization_id=org_a.pk, event="group.created", data={"x": 1}) == 2
+
+
+def test_the_admins_saves_emit_too(org_a, listening):
+    """The admin saves through the same services (their own tests show that): a save
+    through the service emits whoever calls it."""
+    from contacts.services import update_contact
+
+    contact = ContactFactory(organization=org_a)
+    update_contact(contact=contact, changes={"first_name": "Zed"})
+    assert events() == ["contact.updated"]
+
+
+def test_a_real_receiver_gets_the_inbound_message(webhook_org, receiver):
+    endpoint = services.create_endpoint(
+        organization=webhook_org, url=receiver.url, events=["message.received"]
+    )
+    deliver(webhook_org, envelope(text_message("Hello there", wam_id="wamid.IN1")))
+    run_all()
+    [request] = receiver.requests
+    body = verified(endpoint, request)
+    assert body["type"] == "message.received"
+    assert json.loads(body["data"]["metadata"]) == {"type": "text", "text": {"body": "Hello there"}}
+
+
+def test_a_group_given_directly_emits(org_a, listening):
+    ContactGroupFactory(organization=org_a)  # a factory bypasses the services: no event
+    assert events() == []

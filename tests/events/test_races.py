@@ -1,0 +1,67 @@
+"""Where two workers or two requests meet: on PostgreSQL, with real concurrent
+transactions (skipped on SQLite, which serialises writers)."""
+
+import pytest
+
+from events import services
+from events.models import Delivery, DeliveryStatus, Endpoint
+from events.tasks import deliver_event
+from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
+from tests.factories import OrganizationFactory
+
+pytestmark = [on_postgresql, pytest.mark.django_db(transaction=True)]
+
+
+def test_runs_of_the_same_attempt_at_once_post_once(receiver):
+    receiver.delay = 0.3  # the first run is still posting when the others look
+    organization = OrganizationFactory()
+    services.create_endpoint(organization=organization, url=receiver.url)
+    from contacts.services import create_contact
+
+    create_contact(organization=organization, phone="14155552671", first_name="Ada")
+    [delivery] = Delivery.objects.all()
+    results = run_concurrently([lambda: deliver_event.call(delivery.pk, 1) for _ in range(6)])
+    assert sorted(results) == ["not claimed"] * 5 + ["succeeded"]
+    assert len(receiver.requests) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.SUCCEEDED, 1)
+
+
+def test_concurrent_creates_never_pass_the_limit():
+    organization = OrganizationFactory()
+    for n in range(services.MAX_ENDPOINTS - 2):
+        services.create_endpoint(organization=organization, url=f"https://example.com/{n}")
+    results = run_concurrently(
+        [
+            lambda n=n: services.create_endpoint(
+                organization=organization, url=f"https://example.org/{n}"
+            )
+            for n in range(6)
+        ]
+    )
+    assert sum(isinstance(result, Endpoint) for result in results) == 2
+    assert Endpoint.objects.live().filter(organization=organization).count() == 10
+
+
+def test_concurrent_status_deliveries_report_each_move_once():
+    """Two deliveries of the channel's webhook moving the same chats at once: each chat
+    that moved is one message.status.update, not two."""
+    from sending.inbound import process_webhook
+    from tests.inbound.conftest import envelope, status, statuses
+    from tests.sending.factories import ChatFactory
+
+    organization = OrganizationFactory(rate_limit=1_000_000)
+    services.create_endpoint(organization=organization, url="https://example.com/hook")
+    chats = ChatFactory.create_batch(20, organization=organization)
+    payload = envelope(statuses(*(status(chat.wam_id, "delivered", 100) for chat in chats)))
+    later = envelope(statuses(*(status(chat.wam_id, "delivered", 101) for chat in chats)))
+
+    def deliver(body):
+        from django.db import transaction
+
+        with transaction.atomic():
+            process_webhook(organization=organization, payload=body)
+
+    run_concurrently([lambda: deliver(payload), lambda: deliver(later)])
+    updates = Delivery.objects.filter(event="message.status.update")
+    assert updates.count() == 20
