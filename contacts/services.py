@@ -298,6 +298,7 @@ def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id
             with transaction.atomic():
                 contact.save()
                 adjust_live_count(organization_id=organization.pk, contact_id=contact.pk, delta=1)
+                emit_contact(Event.CONTACT_CREATED, contact)
         except IntegrityError:  # created meanwhile by a concurrent delivery: look again
             continue
         return contact
@@ -307,13 +308,16 @@ def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id
 def set_whatsapp_identity(contact: Contact, **values: str) -> None:
     """Add a number or user id to a contact; one taken meanwhile by another contact is
     left out (the unique indexes decide), the contact stays as it was."""
+    before = {field: getattr(contact, field) for field in values}
     try:
         with transaction.atomic():
             Contact.objects.filter(pk=contact.pk).update(**values, updated_at=timezone.now())
+            for field, value in values.items():
+                setattr(contact, field, value)
+            emit_contact(Event.CONTACT_UPDATED, contact)
     except IntegrityError:
-        return
-    for field, value in values.items():
-        setattr(contact, field, value)
+        for field, value in before.items():
+            setattr(contact, field, value)
 
 
 def move_whatsapp_user(
@@ -409,12 +413,17 @@ def opt_out_intent(*, organization_id: int, text: str) -> bool | None:
 
 def set_opted_out(*, contact_id: int, opted_out: bool) -> bool:
     """Mark a live contact opted out of campaigns (or back in); whether it changed."""
-    return bool(
-        Contact.objects.live()
-        .filter(pk=contact_id)
-        .exclude(opted_out=opted_out)
-        .update(opted_out=opted_out, updated_at=timezone.now())
-    )
+    with transaction.atomic():
+        changed = (
+            Contact.objects.live()
+            .filter(pk=contact_id)
+            .exclude(opted_out=opted_out)
+            .update(opted_out=opted_out, updated_at=timezone.now())
+        )
+        if changed:
+            contact = Contact.objects.get(pk=contact_id)
+            emit_contact(Event.CONTACT_UPDATED, contact)
+    return bool(changed)
 
 
 def apply_opt_out_words(*, contact: Contact, text: str) -> bool | None:

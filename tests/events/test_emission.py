@@ -51,6 +51,22 @@ def test_an_inbound_message_is_message_received_with_the_chat_as_the_api_shows_i
     assert bodies()[1]["data"] == api.get(f"/api/chats/{chat.uuid}").json()["data"]
 
 
+def test_a_stop_from_a_customer_is_contact_updated_with_opted_out(api, webhook_org, listening):
+    deliver(webhook_org, envelope(text_message("Hello", wam_id="wamid.IN1")))
+    deliver(webhook_org, envelope(text_message("STOP", wam_id="wamid.IN2")))
+    deliver(webhook_org, envelope(text_message("STOP", wam_id="wamid.IN3")))  # no change
+    assert events() == [
+        "contact.created",
+        "message.received",
+        "message.received",
+        "contact.updated",
+        "message.received",
+    ]
+    updated = bodies()[3]["data"]
+    assert updated["opted_out"] == 1
+    assert updated == api.get(f"/api/contacts/{updated['uuid']}").json()["data"]
+
+
 def test_a_message_delivered_twice_is_received_once(webhook_org, listening):
     payload = envelope(text_message("Hello", wam_id="wamid.IN1"))
     deliver(webhook_org, payload)
