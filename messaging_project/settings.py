@@ -218,6 +218,9 @@ else:
         }
     }
 
+# Staff members hold their organization's apps' permissions (accounts/backends.py).
+AUTHENTICATION_BACKENDS = ["accounts.backends.StaffMemberBackend"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,0 +1,22 @@
+"""The admin's permissions for staff members.
+
+A staff member manages every record of their organization's apps (STAFF_APPS), and the
+admin's tenancy (admin_scoping.py) narrows what they see to that organization. The
+permissions are granted here, when they are checked, rather than stored per user when
+the user is created: a staff user created before an app existed (events and campaigns
+came after the first staff users) gets its permissions without a data migration.
+"""
+
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.models import Permission
+
+from accounts.models import Membership
+from accounts.services import STAFF_APPS
+
+
+class StaffMemberBackend(ModelBackend):
+    def _get_user_permissions(self, user_obj):
+        granted = super()._get_user_permissions(user_obj)
+        if user_obj.is_staff and Membership.objects.filter(user=user_obj).exists():
+            granted = granted | Permission.objects.filter(content_type__app_label__in=STAFF_APPS)
+        return granted
