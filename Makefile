@@ -13,7 +13,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test test-fast lint format bench bench-quick bench-media loadtest
+.PHONY: install run test test-fast lint format bench bench-quick bench-media bench-events bench-campaigns loadtest
 
 install: $(STAMP)
 
@@ -69,6 +69,14 @@ bench-quick: install $(BENCH_STAMP)
 # Inbound media (docs/media.md): a 5 MB video, the webhook's answer and the worker's memory.
 bench-media: install
 	$(BIN)/python -m bench.media $(BENCH_ARGS)
+
+# Event webhooks' fan-out and throughput (docs/events.md), and campaigns' pacing at the
+# stand-in (docs/campaigns.md); each on a scratch PostgreSQL database.
+bench-events: install
+	$(BIN)/python -m bench.events $(BENCH_ARGS)
+
+bench-campaigns: install
+	$(BIN)/python -m bench.campaigns $(BENCH_ARGS)
 
 # The load test (docs/reliability.md): a scratch database, gunicorn, a fixed number of
 # mixed requests on loopback, then a consistency check; non-zero when anything is off.
