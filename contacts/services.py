@@ -273,13 +273,16 @@ def contact_for_phone(
         return Contact.objects.live().get(organization=organization, phone=phone)
 
 
-def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id: str) -> Contact:
+def contact_for_whatsapp_user(
+    *, organization: Organization, phone: str, user_id: str, profile_name: str = ""
+) -> Contact:
     """The live contact of a WhatsApp user known by their number, their business-scoped
     user id (BSUID), or both; created when there is none.
 
     The number wins: a user id is added to the number's contact when it has none. A
     contact known only by its user id (WhatsApp withheld the number) gains the number
-    when it comes.
+    when it comes. `profile_name` (the WhatsApp profile's name) becomes the first name
+    of a contact that has none.
     """
     for _attempt in range(2):
         live = Contact.objects.live().filter(organization=organization)
@@ -288,12 +291,14 @@ def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id
         if by_phone is not None:
             if user_id and not by_phone.user_id and by_user is None:
                 set_whatsapp_identity(by_phone, user_id=user_id)
-            return by_phone
+            return with_profile_name(by_phone, profile_name)
         if by_user is not None:
             if phone and not by_user.phone:
                 set_whatsapp_identity(by_user, phone=phone)
-            return by_user
-        contact = Contact(organization=organization, phone=phone, user_id=user_id, first_name=None)
+            return with_profile_name(by_user, profile_name)
+        contact = Contact(
+            organization=organization, phone=phone, user_id=user_id, first_name=profile_name or None
+        )
         try:
             with transaction.atomic():
                 contact.save()
@@ -303,6 +308,19 @@ def contact_for_whatsapp_user(*, organization: Organization, phone: str, user_id
             continue
         return contact
     raise ValueError("the contact of a WhatsApp user could not be found or created")
+
+
+def with_profile_name(contact: Contact, profile_name: str) -> Contact:
+    """A contact without a first name takes the profile's name: a name someone gave it
+    meanwhile is kept (the update is conditional)."""
+    if contact.first_name is not None or not profile_name:
+        return contact
+    with transaction.atomic():
+        named = Contact.objects.live().filter(pk=contact.pk, first_name__isnull=True)
+        if named.update(first_name=profile_name, updated_at=timezone.now()):
+            contact.first_name = profile_name
+            emit_contact(Event.CONTACT_UPDATED, contact)
+    return contact
 
 
 def set_whatsapp_identity(contact: Contact, **values: str) -> None:

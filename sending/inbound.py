@@ -280,14 +280,13 @@ def matching_contact(item: dict, contacts: list[dict]) -> dict:
 
 
 def contact_of(organization: Organization, sender: Sender) -> Contact:
-    contact = contact_for_whatsapp_user(
-        organization=organization, phone=sender.phone, user_id=sender.user_id
-    )
     # The profile name is only the contact's first name: cleaned, it never costs the message.
-    if contact.first_name is None and sender.name:
-        contact.first_name = sender.name
-        contact.save(update_fields=["first_name", "updated_at"])
-    return contact
+    return contact_for_whatsapp_user(
+        organization=organization,
+        phone=sender.phone,
+        user_id=sender.user_id,
+        profile_name=sender.name,
+    )
 
 
 # Messages ------------------------------------------------------------------------------

@@ -67,6 +67,22 @@ def test_a_stop_from_a_customer_is_contact_updated_with_opted_out(api, webhook_o
     assert updated == api.get(f"/api/contacts/{updated['uuid']}").json()["data"]
 
 
+def test_a_profile_name_is_the_new_contacts_first_name_or_an_update_of_a_nameless_one(
+    api, webhook_org, listening
+):
+    deliver(webhook_org, envelope(text_message("Hi", sender="14155552671", name="Ada")))
+    nameless = ContactFactory(organization=webhook_org, phone="14155552672", first_name=None)
+    named = ContactFactory(organization=webhook_org, phone="14155552673", first_name="Grace")
+    deliver(webhook_org, envelope(text_message("Hi", sender=nameless.phone, name="Bo")))
+    deliver(webhook_org, envelope(text_message("Hi", sender=named.phone, name="Nickname")))
+    created, updated = (b["data"] for b in bodies() if b["type"].startswith("contact."))
+    assert created["first_name"] == "Ada"
+    assert (updated["uuid"], updated["first_name"]) == (str(nameless.uuid), "Bo")
+    named.refresh_from_db()
+    assert named.first_name == "Grace"  # a name someone gave is kept
+    assert events().count("contact.updated") == 1
+
+
 def test_a_message_delivered_twice_is_received_once(webhook_org, listening):
     payload = envelope(text_message("Hello", wam_id="wamid.IN1"))
     deliver(webhook_org, payload)
