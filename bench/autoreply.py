@@ -20,7 +20,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -276,6 +275,7 @@ def status_throughput(base: str, organization_uuid: str, seconds: float, scratch
 
 
 def main() -> None:
+    from bench.processes import start_stand_in, stop_process_groups
     from bench.run import REDIS_PORT, create_database, drop_database, free_port, reachable, wait_for
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -317,17 +317,9 @@ def main() -> None:
             [*python, "shell", "-c", SEED], cwd=root, env=env, check=True, capture_output=True
         )
         organization_uuid = seeded.stdout.decode().split()[-1]
-        stub_port, port = free_port(), free_port()
-        arrivals_path = scratch / "arrivals.tsv"
-        arrivals_path.touch()
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "bench.cloud_stub", str(stub_port), "0.2", arrivals_path],
-                cwd=ROOT,
-                start_new_session=True,
-            )
-        )
-        wait_for(stub_port, "the Cloud API stand-in")
+        stub, stub_port, arrivals_path = start_stand_in(scratch)
+        processes.append(stub)
+        port = free_port()
         env["WHATSAPP_GRAPH_URL"] = f"http://127.0.0.1:{stub_port}/v21.0"
         log = (scratch / "server.log").open("w")
         processes.append(start_server(root, env, port, log))
@@ -363,12 +355,7 @@ def main() -> None:
             json.dumps({"root": str(root), "procfile": (root / "Procfile").exists(), "rows": rows})
         )
     finally:
-        for process in reversed(processes):
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(process.pid, signal.SIGKILL)
+        stop_process_groups(processes)
         drop_database(db_name)
         shutil.rmtree(scratch, ignore_errors=True)
 

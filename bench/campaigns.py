@@ -19,7 +19,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -200,6 +199,7 @@ def scenario_two(base, tokens, arrivals_path, recipients: int, rates=(80, 40)) -
 
 def main() -> None:
     from bench.autoreply import start_server
+    from bench.processes import start_stand_in, stop_process_groups
     from bench.run import create_database, drop_database, free_port, wait_for
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -232,17 +232,9 @@ def main() -> None:
             [*python, "shell", "-c", SEED], cwd=ROOT, env=env, check=True, capture_output=True
         )
         tokens = json.loads(seeded.stdout.decode().strip().splitlines()[-1])
-        stub_port, port = free_port(), free_port()
-        arrivals_path = scratch / "arrivals.tsv"
-        arrivals_path.touch()
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "bench.cloud_stub", str(stub_port), "0.2", arrivals_path],
-                cwd=ROOT,
-                start_new_session=True,
-            )
-        )
-        wait_for(stub_port, "the Cloud API stand-in")
+        stub, stub_port, arrivals_path = start_stand_in(scratch)
+        processes.append(stub)
+        port = free_port()
         env["WHATSAPP_GRAPH_URL"] = f"http://127.0.0.1:{stub_port}/v21.0"
         log = (scratch / "server.log").open("w")
         processes.append(start_server(ROOT, env, port, log))
@@ -254,12 +246,7 @@ def main() -> None:
         rows.append(scenario_two(base, tokens, arrivals_path, args.two_recipients))
         print(json.dumps(rows[-1]), flush=True)
     finally:
-        for process in reversed(processes):
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(process.pid, signal.SIGKILL)
+        stop_process_groups(processes)
         drop_database(db_name)
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -48,6 +48,7 @@ from bench.autoreply import (  # noqa: E402
     signature,
     start_server,
 )
+from bench.processes import stop_process_groups  # noqa: E402
 from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 from devtools.webhook_receiver import WebhookReceiver  # noqa: E402
 
@@ -331,12 +332,7 @@ def main() -> None:
             log(json.dumps(rows[-1]))
             print(json.dumps({"rows": rows}, indent=2))
     finally:
-        for process in reversed(processes):
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(process.pid, signal.SIGKILL)
+        stop_process_groups(processes)
         drop_database(db_name)
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.autoreply import signature  # noqa: E402
+from bench.processes import stop_process_groups  # noqa: E402
 from devtools.cloud_api_server import FakeCloudApi  # noqa: E402
 from devtools.loopback import free_port, wait_until_listening  # noqa: E402
 
@@ -266,12 +266,7 @@ def main() -> None:
             raise SystemExit("media bench: over the memory limit, or the webhook waited")
     finally:
         graph.stop()
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(process.pid, signal.SIGKILL)
+        stop_process_groups(processes, timeout=20)
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -40,6 +40,7 @@ import psycopg  # noqa: E402
 import requests  # noqa: E402
 
 from bench import autoreply  # noqa: E402
+from bench.processes import start_stand_in, stop_process_groups  # noqa: E402
 from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 
 PYTHON = sys.executable
@@ -611,15 +612,7 @@ def main() -> None:
         vacuum(db_url)
         log(f"seeded {sum(config['contacts']):,} contacts in {time.time() - t:.0f} s")
 
-        stub_port = free_port()
-        arrivals = scratch / "arrivals.tsv"
-        arrivals.touch()
-        stub = subprocess.Popen(
-            [PYTHON, "-m", "bench.cloud_stub", str(stub_port), "0.2", str(arrivals)],
-            cwd=ROOT,
-            start_new_session=True,
-        )
-        wait_for(stub_port, "the Cloud API stand-in")
+        stub, stub_port, arrivals = start_stand_in(scratch)
         env["WHATSAPP_GRAPH_URL"] = f"http://127.0.0.1:{stub_port}/v21.0"
         server = Server(env, args.threads, args.workers)
         base = f"http://127.0.0.1:{server.port}"
@@ -728,8 +721,7 @@ def main() -> None:
         if server is not None:
             server.stop()
         if stub is not None:
-            os.killpg(stub.pid, signal.SIGTERM)
-            stub.wait(timeout=10)
+            stop_process_groups([stub], timeout=10)
         if args.keep_database:
             log(f"kept database {db_name}")
         else:

@@ -32,12 +32,13 @@ ADDRESS = (
 
 CONTACTS_SQL = """
 INSERT INTO contacts_contact (uuid, organization_id, created_by, created_at, updated_at,
-    first_name, last_name, phone, email, address, contact_group_id, is_favorite)
+    first_name, last_name, phone, email, address, contact_group_id, is_favorite, user_id,
+    opted_out)
 SELECT gen_random_uuid(), %(org)s, 0, now(), now(),
     'First' || n, 'Last' || n, (%(phone_base)s + n)::text, 'contact' || n || '@example.com',
     %(address)s::jsonb,
     CASE WHEN n %% 3 = 0 THEN %(first_group)s + n %% %(groups)s END,
-    n %% 10 = 0
+    n %% 10 = 0, '', false
 FROM generate_series(1, %(count)s) AS n
 """
 

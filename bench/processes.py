@@ -1,0 +1,45 @@
+"""The processes a bench scenario starts and stops: the Cloud API stand-in, and every
+process group (honcho, gunicorn, the worker, the stand-in) stopped at the end."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from devtools.loopback import free_port, wait_until_listening
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start_stand_in(scratch: Path, delay: float = 0.2) -> tuple[subprocess.Popen, int, Path]:
+    """bench/cloud_stub.py on a free port, in its own process group, answering each send
+    after `delay` seconds and writing down when it arrived in `scratch`/arrivals.tsv.
+    The process, its port and the arrivals file."""
+    port = free_port()
+    arrivals = scratch / "arrivals.tsv"
+    arrivals.touch()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.cloud_stub", str(port), str(delay), str(arrivals)],
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    if not wait_until_listening(port, timeout=120, process=process):
+        stop_process_groups([process])
+        raise SystemExit(f"the Cloud API stand-in did not start on port {port}")
+    return process, port, arrivals
+
+
+def stop_process_groups(processes: list[subprocess.Popen], timeout: float = 30) -> None:
+    """SIGTERM each process's group, the last started first; SIGKILL a group that is
+    still there after `timeout` seconds. Groups already gone are skipped."""
+    for process in reversed(processes):
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=timeout)
+        except ProcessLookupError:
+            continue
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
