@@ -47,6 +47,10 @@ class ContactRecordSerializer(RecordSerializer):
         "0 or 1: 1 when the contact opted out of campaigns (an inbound STOP, or the "
         "channel's error 131050); an inbound START sets it back to 0."
     )
+    user_id = text(
+        "The WhatsApp business-scoped user id, or empty: the only identity of a user "
+        "whose number WhatsApp withholds (then `phone` is empty)."
+    )
     created_by = integer("0 for records written through the API.")
     created_at = text(LARAVEL_DATETIME, null=True)
     updated_at = text(LARAVEL_DATETIME, null=True)

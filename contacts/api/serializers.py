@@ -80,6 +80,9 @@ def contact_data(contact: Contact) -> dict[str, Any]:
         "contact_group_id": contact.contact_group_id,
         "is_favorite": int(contact.is_favorite),
         "opted_out": int(contact.opted_out),
+        # The business-scoped user id WhatsApp gave (docs/webhooks.md); for a user whose
+        # number WhatsApp withholds, the one thing that tells the contact apart.
+        "user_id": contact.user_id,
         "created_by": contact.created_by,
         "created_at": laravel_datetime(contact.created_at),
         "updated_at": laravel_datetime(contact.updated_at),

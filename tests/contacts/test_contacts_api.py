@@ -51,6 +51,7 @@ def test_contact_shape_is_exactly_api_md(api, org_a):
         "contact_group_id",
         "is_favorite",
         "opted_out",  # beyond api.md: campaigns skip opted-out contacts
+        "user_id",  # beyond api.md: WhatsApp's business-scoped user id, or ""
         "created_by",
         "created_at",
         "updated_at",

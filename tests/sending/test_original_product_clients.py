@@ -91,6 +91,11 @@ def test_every_contact_object_has_its_formatted_number(api, org_a):
     ContactFactory(organization=org_a, phone="", user_id="BR.1502576394655843")
     rows = api.get("/api/contacts").json()["data"]
     assert [row["formatted_phone_number"] for row in rows] == ["+55 11 98765-4321", ""]
+    # A user whose number WhatsApp withholds is told apart by the user id.
+    assert [(row["phone"], row["user_id"]) for row in rows] == [
+        ("5511987654321", ""),
+        ("", "BR.1502576394655843"),
+    ]
     one = api.get(f"/api/contacts/{rows[0]['uuid']}").json()["data"]
     assert one["formatted_phone_number"] == "+55 11 98765-4321"
 

@@ -127,6 +127,7 @@ def test_response_has_the_documented_shape(api, org_a):
             "contact_group_id": None,
             "is_favorite": 0,
             "opted_out": 0,
+            "user_id": "",
             "created_by": 0,
             "created_at": contact.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             "updated_at": contact.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
