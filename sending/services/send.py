@@ -27,7 +27,7 @@ from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
 from messaging_project.api.metrics import count_send
 from sending.events import emit_chat
-from sending.gateway import FailureKind, Gateway, GatewayError, gateway_for
+from sending.gateway import FailureKind, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
 from sending.services.payloads import (
     addressed,
@@ -108,7 +108,6 @@ def send_message(
     send creates; `contact`, when given, is the recipient (an auto-reply's sender, who
     may have no number).
     """
-    gateway = gateway_for(organization)
     if buttons:
         payload = button_payload(
             phone=phone, message=message, buttons=buttons, header=header, footer=footer
@@ -126,7 +125,6 @@ def send_message(
         metadata = {"type": "text", "text": {"body": message}}
     return deliver(
         organization=organization,
-        gateway=gateway,
         phone=phone,
         phone_input=phone_input,
         payload=payload,
@@ -160,13 +158,11 @@ def send_template(
     if known is not None:
         check_parameter_count(known, components)
         metadata = rendered_metadata(known, components)
-    gateway = gateway_for(organization)
     payload = template_payload(phone=phone, template=template)
     if known is None:  # nothing to render from: keep what was sent
         metadata = {"type": "template", "template": payload["template"]}
     return deliver(
         organization=organization,
-        gateway=gateway,
         phone=phone,
         phone_input=phone_input,
         payload=payload,
@@ -194,7 +190,6 @@ def send_media(
     a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
     names and email a contact created for the number gets.
     """
-    gateway = gateway_for(organization)
     payload = media_payload(
         phone=phone, media_type=media_type, link=media_url, caption=caption, file_name=file_name
     )
@@ -202,7 +197,6 @@ def send_media(
     metadata = {"type": media_type, media_type: payload[media_type]}
     return deliver(
         organization=organization,
-        gateway=gateway,
         phone=phone,
         phone_input=phone_input,
         payload=payload,
@@ -215,7 +209,6 @@ def send_media(
 def deliver(
     *,
     organization: Organization,
-    gateway: Gateway,
     phone: str,
     phone_input: str | None,
     payload: dict[str, Any],
@@ -226,6 +219,7 @@ def deliver(
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
     there for its turn at the number's rate (campaigns/pacing.py)."""
+    gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
     payload = addressed(payload, phone=contact.phone, user_id=contact.user_id)
