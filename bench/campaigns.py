@@ -29,6 +29,8 @@ from pathlib import Path
 
 import requests
 
+from bench import cpu
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = {"name": "order_update", "language": {"code": "en_US"}}
 
@@ -166,11 +168,15 @@ def scenario_one(base, tokens, arrivals_path, recipients: int, rate: int) -> dic
     with Probe(base, tokens["A"]) as idle:
         time.sleep(10)
     phones = numbers("151", recipients)
+    before = cpu.snapshot()
     with Probe(base, tokens["A"]) as during:
         uuid_ = create_campaign(base, tokens["A"], phones, rate)
         shown = wait_done(base, tokens["A"], uuid_, recipients / rate * 2 + 60)
+    spent = cpu.spent(before, cpu.snapshot())
     row = measured(read_arrivals(arrivals_path), phones, rate)
     row.update(
+        # Where the CPU went, per message (bench/cpu.py; the probe is the driver).
+        cpu_ms_per_message={kind: round(ms / recipients, 1) for kind, ms in spent.items()},
         name="campaign",
         counts={k: shown[k] for k in ("status", "total", "sent", "failed", "unknown")},
         noop_idle=idle.summary(),

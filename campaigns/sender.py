@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -38,7 +39,8 @@ from contacts.models import Contact
 from contacts.services import set_opted_out
 from messaging_project.api.models import WorkerHeartbeat
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.services import SendFailed, SendNotRecorded, send_template
+from sending.models import MessageTemplate
+from sending.services import SendFailed, SendNotRecorded, send_template, synced_template
 from sending.tasks import outcome_unknown  # the auto-replies' rule: no answer is unknown
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,12 @@ class Sender:
     @property
     def organization(self) -> Organization:
         return self.campaign.organization
+
+    @cached_property
+    def known_template(self) -> MessageTemplate | None:
+        """The synced template the campaign sends, read once per sender rather than per
+        message (a sender lives for one slice, SLICE_SECONDS)."""
+        return synced_template(self.organization, self.campaign.template)
 
 
 def threads_for(rate: int) -> int:
@@ -170,15 +178,20 @@ def claim_next(sender: Sender) -> Recipient | None:
 
 def claim_in_one_statement(sender: Sender) -> Recipient | None:
     """The same claim as one UPDATE ... RETURNING (one round trip, on the hot path): the
-    first pending recipient not locked by another sender, while the campaign runs."""
+    first pending recipient not locked by another sender, while the campaign runs, with
+    `opted_out` (its contact's) set."""
     recipients = connection.ops.quote_name(Recipient._meta.db_table)
     campaigns = connection.ops.quote_name(Campaign._meta.db_table)
+    contacts = connection.ops.quote_name(Contact._meta.db_table)
     claimed = Recipient.objects.raw(
         f"UPDATE {recipients} SET status = %s, claimed_by = %s, claimed_at = %s, "
         f"attempts = attempts + 1 "
         f"WHERE id = (SELECT id FROM {recipients} WHERE campaign_id = %s AND status = %s "
         f"ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-        f"AND EXISTS (SELECT 1 FROM {campaigns} WHERE id = %s AND status = %s) RETURNING *",
+        f"AND EXISTS (SELECT 1 FROM {campaigns} WHERE id = %s AND status = %s) "
+        # Whether the number's contact opted out, read in the same statement.
+        f"RETURNING *, EXISTS (SELECT 1 FROM {contacts} WHERE organization_id = %s "
+        f"AND phone = {recipients}.phone AND opted_out AND deleted_at IS NULL) AS opted_out",
         [
             RecipientStatus.SENDING,
             sender.worker_id[:255],
@@ -187,6 +200,7 @@ def claim_in_one_statement(sender: Sender) -> Recipient | None:
             RecipientStatus.PENDING,
             sender.campaign.pk,
             CampaignStatus.RUNNING,
+            sender.organization.pk,
         ],
     )
     return next(iter(claimed), None)
@@ -194,7 +208,10 @@ def claim_in_one_statement(sender: Sender) -> Recipient | None:
 
 def send_one(sender: Sender, recipient: Recipient) -> None:
     organization = sender.organization
-    if is_opted_out(organization.pk, recipient.phone):
+    opted_out = getattr(recipient, "opted_out", None)  # read with the claim on PostgreSQL
+    if opted_out is None:
+        opted_out = is_opted_out(organization.pk, recipient.phone)
+    if opted_out:
         finish(recipient, RecipientStatus.SKIPPED, error=OPTED_OUT)
         return
     reached = threading.Event()  # set once the channel is about to be called
@@ -209,6 +226,7 @@ def send_one(sender: Sender, recipient: Recipient) -> None:
             organization=organization,
             phone=recipient.phone,
             template=sender.campaign.template,
+            known_template=sender.known_template,
             before_send=when_its_turn,
         )
     except SendFailed as failure:
@@ -298,15 +316,17 @@ def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> N
         status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN],
         claimed_at=recipient.claimed_at,
     )
+    if status != RecipientStatus.PENDING:  # one statement: no transaction of its own
+        owned.update(status=status, error=error, **values)
+        return
     with transaction.atomic():
         owned.update(status=status, error=error, **values)
-        if status == RecipientStatus.PENDING:
-            # Cancelled meanwhile: it stays unsent.
-            Recipient.objects.filter(
-                pk=recipient.pk,
-                status=RecipientStatus.PENDING,
-                campaign__status=CampaignStatus.CANCELLED,
-            ).update(status=RecipientStatus.SKIPPED)
+        # Cancelled meanwhile: it stays unsent.
+        Recipient.objects.filter(
+            pk=recipient.pk,
+            status=RecipientStatus.PENDING,
+            campaign__status=CampaignStatus.CANCELLED,
+        ).update(status=RecipientStatus.SKIPPED)
 
 
 def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:

@@ -111,7 +111,7 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
             status_items += map(as_dict, as_list(value.get("statuses")))
             for message in as_list(value.get("messages")):
                 message = with_change_errors(as_dict(message), value)
-                guarded(record_message, organization, message, summary, senders)
+                record_new_message(organization, message, summary, senders)
     record_statuses(organization, status_items, summary)
     return summary
 
@@ -138,6 +138,22 @@ def guarded(handler, organization, item, summary, *args) -> None:
             handler(organization, item, summary, *args)
     except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
         skip(organization, summary, error)
+
+
+def record_new_message(
+    organization: Organization, message: dict, summary: WebhookSummary, senders: list[dict]
+) -> None:
+    """One inbound message in the savepoint guarded() gives it. A message recorded before
+    (WhatsApp delivers again when it missed our 200) meets the unique message id: the
+    savepoint is rolled back, with anything the message did before, and it counts as a
+    duplicate. (One savepoint a message, rather than one more around the insert.)"""
+    try:
+        guarded(record_message, organization, message, summary, senders)
+    except IntegrityError:
+        recorded = Chat.objects.filter(organization=organization, wam_id=message_id(message))
+        if not recorded.exists():
+            raise
+        summary.duplicates += 1
 
 
 def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
@@ -344,24 +360,21 @@ def record_message(
     metadata, text = message_metadata(item)
     if not is_storable_json(metadata):
         raise ValueError(f"message {wam_id} holds what a database cannot store")
-    try:
-        with transaction.atomic():
-            chat = Chat.objects.create(
-                organization=organization,
-                contact=contact,
-                wam_id=wam_id,
-                type=ChatType.INBOUND,
-                status=ChatStatus.RECEIVED,
-                metadata=metadata,
-            )
-    except IntegrityError:  # the same message, delivered again
-        summary.duplicates += 1
-        return
+    # The same message delivered again is an IntegrityError here (record_new_message).
+    chat = Chat.objects.create(
+        organization=organization,
+        contact=contact,
+        wam_id=wam_id,
+        type=ChatType.INBOUND,
+        status=ChatStatus.RECEIVED,
+        metadata=metadata,
+    )
     summary.messages += 1
     attach_media(chat, item)  # an image, voice note...: its download is a task
     emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/events.py), media pending
     if text is not None:
-        apply_opt_out_words(contact=contact, text=text)  # STOP / START (docs/campaigns.md)
+        # STOP / START (docs/campaigns.md)
+        apply_opt_out_words(organization=organization, contact=contact, text=text)
         schedule_auto_reply(chat, text, summary)
 
 

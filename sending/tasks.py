@@ -40,9 +40,10 @@ def send_auto_reply(auto_reply_id: int) -> str:
     )
     if not claimed:
         return not_claimed(auto_reply_id)
-    auto_reply = AutoReply.objects.select_related("organization", "inbound__contact").get(
-        pk=auto_reply_id
-    )
+    # The channel's settings in the same query: the send needs them (Channel.of).
+    auto_reply = AutoReply.objects.select_related(
+        "organization__channel_settings", "inbound__contact"
+    ).get(pk=auto_reply_id)
     contact = auto_reply.inbound.contact
     try:
         # Found by its number, or by its user id when it has none.

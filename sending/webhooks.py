@@ -42,9 +42,10 @@ def whatsapp_webhook(request, organization_uuid):
         response = error(405, f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET, POST"
         return response
-    # The channel settings come in the same query (a LEFT JOIN: none is the sandbox's).
+    # The channel settings and the opt-out words come in the same query (LEFT JOINs:
+    # no channel is the sandbox's, no words are STOP and START alone).
     organization = (
-        Organization.objects.select_related("channel_settings")
+        Organization.objects.select_related("channel_settings", "opt_out_words")
         .filter(uuid=organization_uuid)
         .first()
     )

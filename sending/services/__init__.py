@@ -18,6 +18,7 @@ from sending.services.send import (
     send_media,
     send_message,
     send_template,
+    synced_template,
 )
 from sending.services.templates import SyncResult, sync_templates
 
@@ -31,4 +32,5 @@ __all__ = [
     "send_message",
     "send_template",
     "sync_templates",
+    "synced_template",
 ]

@@ -53,6 +53,10 @@ SEND_STATUSES = {
 }
 
 
+# send_template's default: the template is looked up.
+LOOK_UP = object()
+
+
 class SendNotRecorded(Exception):
     """The channel answered a send, but the database could not record the chat even after
     reconnecting: the message may have been sent. Carries what the channel said."""
@@ -142,19 +146,16 @@ def send_template(
     phone_input: str | None = None,
     new_contact: dict[str, str | None] | None = None,
     before_send: Callable[[], None] | None = None,
+    known_template: MessageTemplate | None | object = LOOK_UP,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
     When the template is known locally its body parameters are counted (a mismatch
     is a ValidationError, before anything is sent) and the chat keeps the rendered text.
+    `known_template`: what known_template() gave a caller that sends it many times.
     """
-    name, language = template["name"], template["language"]["code"]
     components = template.get("components") or []
-    known = (
-        MessageTemplate.objects.live()
-        .filter(organization=organization, name=name, language=language)
-        .first()
-    )
+    known = synced_template(organization, template) if known_template is LOOK_UP else known_template
     if known is not None:
         check_parameter_count(known, components)
         metadata = rendered_metadata(known, components)
@@ -169,6 +170,19 @@ def send_template(
         metadata=metadata,
         new_contact=new_contact,
         before_send=before_send,
+    )
+
+
+def synced_template(organization: Organization, template: dict[str, Any]):
+    """The organization's synced template a send names (`name`, `language.code`), or None."""
+    return (
+        MessageTemplate.objects.live()
+        .filter(
+            organization=organization,
+            name=template["name"],
+            language=template["language"]["code"],
+        )
+        .first()
     )
 
 

@@ -1,0 +1,44 @@
+"""The statements the busiest paths take, pinned: an inbound message that an auto-reply
+answers (the webhook, then the reply's task). Each is a round trip and CPU on both
+sides; a change that adds one should say why (docs/performance.md)."""
+
+from django.db import connection
+
+from tests.background import run_tasks
+from tests.inbound.conftest import deliver, envelope, text_message
+
+ON_POSTGRESQL = connection.vendor == "postgresql"
+
+
+def test_a_message_from_a_new_sender_that_a_reply_answers(
+    cloud_webhook_org, hours, django_assert_num_queries
+):
+    # organization with its channel and opt-out words; BEGIN; the message's savepoint;
+    # the contact looked up; its savepoint, insert, live count, endpoints for
+    # contact.created, release; the chat; endpoints for message.received; the reply's
+    # index version (cache); the auto-reply and its task; the release; COMMIT
+    with django_assert_num_queries(16):
+        response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    assert response.json()["processed"]["messages"] == 1
+
+
+def test_a_message_from_a_known_sender_that_a_reply_answers(
+    cloud_webhook_org, hours, django_assert_num_queries
+):
+    deliver(cloud_webhook_org, envelope(text_message("hi")))
+    # as above, the contact found and nothing done to it (and the reply's index version
+    # remembered from the first message)
+    with django_assert_num_queries(10):
+        response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    assert response.json()["processed"]["messages"] == 1
+
+
+def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_queries):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    # the task claimed; the reply claimed; the reply with its organization, channel,
+    # message and contact; BEGIN, (PostgreSQL: the message id held), the chat, endpoints
+    # for message.sent, statuses kept for it, COMMIT; the reply sent; the task's end;
+    # (the look for another task, none). SQLite claims a task in a transaction of four
+    # statements (django_tasks_db's), PostgreSQL in one (messaging_project/api/worker.py).
+    with django_assert_num_queries(12 if ON_POSTGRESQL else 16):
+        assert run_tasks() == 1
