@@ -165,18 +165,24 @@ def wait_done(base: str, token: str, uuid_: str, timeout: float) -> dict:
 
 
 def scenario_one(base, tokens, arrivals_path, recipients: int, rate: int) -> dict:
+    from bench.autoreply import busy_cpu_seconds
+
     with Probe(base, tokens["A"]) as idle:
         time.sleep(10)
     phones = numbers("151", recipients)
-    before = cpu.snapshot()
+    before, busy_before, started = cpu.snapshot(), busy_cpu_seconds(), time.monotonic()
     with Probe(base, tokens["A"]) as during:
         uuid_ = create_campaign(base, tokens["A"], phones, rate)
         shown = wait_done(base, tokens["A"], uuid_, recipients / rate * 2 + 60)
     spent = cpu.spent(before, cpu.snapshot())
+    busy_cores = (busy_cpu_seconds() - busy_before) / (time.monotonic() - started)
     row = measured(read_arrivals(arrivals_path), phones, rate)
     row.update(
         # Where the CPU went, per message (bench/cpu.py; the probe is the driver).
+        # (PostgreSQL's backends that ended, with the senders' connections, are missing.)
         cpu_ms_per_message={kind: round(ms / recipients, 1) for kind, ms in spent.items()},
+        # The whole machine's busy cores meanwhile (of os.cpu_count()).
+        busy_cores=round(busy_cores, 2),
         name="campaign",
         counts={k: shown[k] for k in ("status", "total", "sent", "failed", "unknown")},
         noop_idle=idle.summary(),

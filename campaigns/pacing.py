@@ -25,14 +25,9 @@ THROTTLE_PAUSE = timedelta(seconds=2)
 # Turns are this much more than 1 / rate apart: a message leaves a few milliseconds after
 # its turn (a thread waking, the request being written), and with turns exactly 1 / rate
 # apart one late message could share a second with `rate` others. 2.5% absorbs a delay
-# of up to 25 ms in any second, at the cost of sending at 97.6% of the rate. A sender that
-# wakes up later than LATENESS takes a new turn instead of sending late.
+# of up to 25 ms in any second, at the cost of sending at 97.6% of the rate.
 MARGIN = 0.025
-# Messages leave at most this long after their turn (wait_for_turn): a fifth of the
-# margin's 25 ms. The rest is for what follows, up to the channel's clock (writing the
-# request, the network, the server reading it), which under load was seen to vary by
-# more than 10 ms.
-LATENESS = MARGIN / 5
+
 
 
 def ensure_pace(*, organization_id: int) -> None:
@@ -75,16 +70,10 @@ def take_turn_in_one_statement(organization_id: int, interval: timedelta) -> dat
 
 
 def wait_for_turn(*, organization_id: int, rate: int) -> None:
-    """Sleep until this sender's turn. One that wakes up more than LATENESS after it
-    (a busy machine) does not send then, it takes a new turn: its message would leave
-    closer to the next second's messages than the margin allows."""
-    while True:
-        turn = take_turn(organization_id=organization_id, rate=rate)
-        delay = (turn - timezone.now()).total_seconds()
-        if delay > 0:
-            time.sleep(delay)
-        if (timezone.now() - turn).total_seconds() <= LATENESS:
-            return
+    turn = take_turn(organization_id=organization_id, rate=rate)
+    delay = (turn - timezone.now()).total_seconds()
+    if delay > 0:
+        time.sleep(delay)
 
 
 def slow_down(*, organization_id: int) -> None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from campaigns import pacing, services
+from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import take_turn
 from campaigns.sender import mark_dead_claims_unknown
@@ -228,28 +228,6 @@ def test_turns_are_one_interval_apart_and_never_in_the_past(org_a):
     gaps = [(b - a).total_seconds() for a, b in zip(turns, turns[1:], strict=False)]
     assert all(abs(gap - 1.025 / 50) < 1e-6 for gap in gaps)
     assert turns[0] >= timezone.now() - timedelta(seconds=1)
-
-
-def test_a_sender_that_wakes_up_late_takes_a_new_turn_instead_of_sending(org_a, monkeypatch):
-    taken = []
-    real_take_turn, real_sleep = pacing.take_turn, time.sleep
-
-    def take_turn_counted(**kwargs):
-        taken.append(real_take_turn(**kwargs))
-        return taken[-1]
-
-    def sleep_too_long_once(seconds):
-        # The first wake-up comes long after the turn, as on a machine out of CPU.
-        real_sleep(seconds + (0.05 if len(taken) == 1 else 0))
-
-    monkeypatch.setattr(pacing, "take_turn", take_turn_counted)
-    monkeypatch.setattr(pacing.time, "sleep", sleep_too_long_once)
-    take_turn(organization_id=org_a.pk, rate=50)  # the next turn is in the future
-
-    pacing.wait_for_turn(organization_id=org_a.pk, rate=50)
-
-    assert len(taken) == 2  # the late turn is given up; the message leaves at the next
-    assert timezone.now() - taken[-1] < timedelta(seconds=0.05)
 
 
 def test_a_campaign_is_paced_at_its_rate(api, cloud_org, graph):
