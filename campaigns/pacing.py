@@ -2,19 +2,18 @@
 however many workers send.
 
 A shared schedule of turns in the database (SendPace, one row per organization): a
-sender takes the next turn by moving `next_at` one interval (1 / rate seconds, and a
-margin) on while it holds the row (on PostgreSQL one UPDATE ... RETURNING, whose row
-lock orders the senders; elsewhere a short transaction), and sleeps until its turn.
-Turns are at least one interval apart, so no one-second window holds more than `rate`
-of them; a sender that comes late gets the present moment, not a burst of missed turns.
-When Graph says the number is sending too fast (130429, 131056), `next_at` is pushed
-THROTTLE_PAUSE later, so every sender of that number waits.
+sender takes the next turn in a short transaction that locks the row, moving `next_at`
+one interval (1 / rate seconds, and a margin) on, and sleeps until its turn. Turns are at least one
+interval apart, so no one-second window holds more than `rate` of them; a sender that
+comes late gets the present moment, not a burst of missed turns. When Graph says the
+number is sending too fast (130429, 131056), `next_at` is pushed THROTTLE_PAUSE later,
+so every sender of that number waits.
 """
 
 import time
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import SendPace
@@ -29,7 +28,6 @@ THROTTLE_PAUSE = timedelta(seconds=2)
 MARGIN = 0.025
 
 
-
 def ensure_pace(*, organization_id: int) -> None:
     """The organization's row, so that turns are taken by update only."""
     SendPace.objects.get_or_create(
@@ -40,10 +38,6 @@ def ensure_pace(*, organization_id: int) -> None:
 def take_turn(*, organization_id: int, rate: int) -> datetime:
     """The moment this sender may send (now or later), reserved for it."""
     interval = timedelta(seconds=(1 + MARGIN) / rate)
-    if connection.vendor == "postgresql":
-        turn = take_turn_in_one_statement(organization_id, interval)
-        if turn is not None:
-            return turn
     with transaction.atomic():
         pace = SendPace.objects.select_for_update().filter(organization_id=organization_id).first()
         now = timezone.now()
@@ -53,20 +47,6 @@ def take_turn(*, organization_id: int, rate: int) -> datetime:
         turn = max(pace.next_at, now)
         SendPace.objects.filter(pk=organization_id).update(next_at=turn + interval)
     return turn
-
-
-def take_turn_in_one_statement(organization_id: int, interval: timedelta) -> datetime | None:
-    """take_turn's transaction as one statement (a campaign takes a turn per message);
-    None when the organization has no row yet."""
-    table = connection.ops.quote_name(SendPace._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET next_at = GREATEST(next_at, %s) + %s "
-            f"WHERE organization_id = %s RETURNING next_at - %s",
-            [timezone.now(), interval, organization_id, interval],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def wait_for_turn(*, organization_id: int, rate: int) -> None:

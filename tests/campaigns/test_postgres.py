@@ -146,7 +146,14 @@ def test_two_workers_on_one_campaign_send_each_once_at_the_rate(
     assert counts(campaign) == {RecipientStatus.SENT: 300}
     senders = set(campaign.recipients.values_list("claimed_by", flat=True))
     assert senders == {"w0", "w1"}, log.read_text()[-3000:]  # both workers sent
-    assert busiest_second(arrivals) <= 50
+    # The senders' turns are 1.025 / 50 s apart, but the clock here is read by this
+    # process's server thread after it parsed the request, with this process busy
+    # polling: its jitter can put one message more in a second (51 seen, once in a few
+    # runs; the departures, logged in the workers, never exceeded 50). A pacing that
+    # failed would show far more: unpaced, the 300 arrive within a second or two.
+    assert busiest_second(arrivals) <= 50 + 1
+    span = max(arrivals) - min(arrivals)
+    assert (len(arrivals) - 1) / span <= 50
 
 
 @pytest.mark.slow
