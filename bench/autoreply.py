@@ -288,7 +288,12 @@ def status_throughput(base: str, organization_uuid: str, seconds: float, scratch
 
 
 def main() -> None:
-    from bench.processes import start_stand_in, stop_process_groups
+    from bench.processes import (
+        migrate_and_seed,
+        scenario_environment,
+        start_stand_in,
+        stop_process_groups,
+    )
     from bench.run import REDIS_PORT, create_database, drop_database, free_port, reachable, wait_for
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -307,29 +312,20 @@ def main() -> None:
     db_name, db_url = create_database()
     processes: list[subprocess.Popen] = []
     try:
-        env = {
-            **os.environ,
-            "DATABASE_URL": db_url,
+        env = scenario_environment(
+            db_url,
+            scratch,
             # Redis as the cache when it answers, as make bench and production have it.
-            "REDIS_URL": f"redis://127.0.0.1:{REDIS_PORT}/13" if reachable(REDIS_PORT) else "",
-            "DEBUG": "false",
-            "SECRET_KEY": "bench-" + uuid.uuid4().hex,
-            "VAR_DIR": str(scratch),
-            "LOG_LEVEL": "WARNING",
-            "WORKERS": os.environ.get("BENCH_WORKERS", "2"),
-            "THREADS": os.environ.get("BENCH_THREADS", "32"),
-            "TASK_WORKER_THREADS": args.worker_threads,
-        }
+            REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/13" if reachable(REDIS_PORT) else "",
+            WORKERS="2",
+            THREADS="32",
+            TASK_WORKER_THREADS=args.worker_threads,
+        )
         if env["REDIS_URL"]:
             import redis
 
             redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-        python = [sys.executable, "manage.py"]
-        subprocess.run([*python, "migrate", "--noinput", "-v", "0"], cwd=root, env=env, check=True)
-        seeded = subprocess.run(
-            [*python, "shell", "-c", SEED], cwd=root, env=env, check=True, capture_output=True
-        )
-        organization_uuid = seeded.stdout.decode().split()[-1]
+        organization_uuid = migrate_and_seed(root, env, SEED).split()[-1]
         stub, stub_port, arrivals_path = start_stand_in(scratch)
         processes.append(stub)
         port = free_port()

@@ -17,14 +17,11 @@ gunicorn and one worker).
 import argparse
 import json
 import math
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import requests
@@ -211,7 +208,12 @@ def scenario_two(base, tokens, arrivals_path, recipients: int, rates=(80, 40)) -
 
 def main() -> None:
     from bench.autoreply import start_server
-    from bench.processes import start_stand_in, stop_process_groups
+    from bench.processes import (
+        migrate_and_seed,
+        scenario_environment,
+        start_stand_in,
+        stop_process_groups,
+    )
     from bench.run import create_database, drop_database, free_port, wait_for
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -226,24 +228,15 @@ def main() -> None:
     db_name, db_url = create_database()
     processes: list[subprocess.Popen] = []
     try:
-        env = {
-            **os.environ,
-            "DATABASE_URL": db_url,
-            "REDIS_URL": "",
-            "DEBUG": "false",
-            "SECRET_KEY": "bench-" + uuid.uuid4().hex,
-            "VAR_DIR": str(scratch),
-            "LOG_LEVEL": "WARNING",
-            "API_RATE_LIMIT": "100000000",
-            "WORKERS": "2",
-            "THREADS": "8",
-        }
-        python = [sys.executable, "manage.py"]
-        subprocess.run([*python, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-        seeded = subprocess.run(
-            [*python, "shell", "-c", SEED], cwd=ROOT, env=env, check=True, capture_output=True
+        env = scenario_environment(
+            db_url,
+            scratch,
+            REDIS_URL="",
+            API_RATE_LIMIT="100000000",
+            WORKERS="2",
+            THREADS="8",
         )
-        tokens = json.loads(seeded.stdout.decode().strip().splitlines()[-1])
+        tokens = json.loads(migrate_and_seed(ROOT, env, SEED).strip().splitlines()[-1])
         stub, stub_port, arrivals_path = start_stand_in(scratch)
         processes.append(stub)
         port = free_port()

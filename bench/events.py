@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -48,7 +47,11 @@ from bench.autoreply import (  # noqa: E402
     signature,
     start_server,
 )
-from bench.processes import stop_process_groups  # noqa: E402
+from bench.processes import (  # noqa: E402
+    migrate_and_seed,
+    scenario_environment,
+    stop_process_groups,
+)
 from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 from devtools.webhook_receiver import WebhookReceiver  # noqa: E402
 
@@ -268,30 +271,19 @@ def main() -> None:
     try:
         with WebhookReceiver(delay=0.05) as receiver:
             down_port = free_port()
-            env = {
-                **os.environ,
-                "DATABASE_URL": db_url,
-                "REDIS_URL": f"redis://127.0.0.1:{REDIS_PORT}/12" if reachable(REDIS_PORT) else "",
-                "DEBUG": "false",
-                "SECRET_KEY": "bench-" + uuid.uuid4().hex,
-                "VAR_DIR": str(scratch),
-                "LOG_LEVEL": "WARNING",
-                "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
-                "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,40,80",
-            }
-            python = [sys.executable, "manage.py"]
-            subprocess.run(
-                [*python, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            env = scenario_environment(
+                db_url,
+                scratch,
+                REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/12" if reachable(REDIS_PORT) else "",
+                WEBHOOK_ALLOW_PRIVATE_URLS="true",
+                WEBHOOK_RETRY_SCHEDULE="2,5,10,20,40,80",
             )
             seed = SEED.format(
                 secret=APP_SECRET,
                 url=receiver.url,
                 down_url=f"http://127.0.0.1:{down_port}/hook",
             )
-            seeded = subprocess.run(
-                [*python, "shell", "-c", seed], cwd=ROOT, env=env, check=True, capture_output=True
-            )
-            fan_org, down_org = seeded.stdout.decode().split()[-2:]
+            fan_org, down_org = migrate_and_seed(ROOT, env, seed).split()[-2:]
             port = free_port()
             server_log = (scratch / "server.log").open("w")
             processes.append(start_server(ROOT, env, port, server_log))

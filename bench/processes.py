@@ -1,16 +1,43 @@
-"""The processes a bench scenario starts and stops: the Cloud API stand-in, and every
-process group (honcho, gunicorn, the worker, the stand-in) stopped at the end."""
+"""The processes a bench scenario starts and stops: the environment of `make run`'s two
+processes on a scratch database, its migration and seed, the Cloud API stand-in, and
+every process group (honcho, gunicorn, the worker, the stand-in) stopped at the end."""
 
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from devtools.loopback import free_port, wait_until_listening
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def scenario_environment(database_url: str, scratch: Path, **settings: str) -> dict:
+    """The environment of the service under a scenario: the scratch database and folder,
+    production's DEBUG off, warnings only in the log; `settings` add to it."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "bench-" + uuid.uuid4().hex,
+        "VAR_DIR": str(scratch),
+        "LOG_LEVEL": "WARNING",
+        **settings,
+    }
+
+
+def migrate_and_seed(root: Path, env: dict, seed: str) -> str:
+    """Migrate the scratch database and run `seed` (Python, in `manage.py shell`); what
+    it printed."""
+    python = [sys.executable, "manage.py"]
+    subprocess.run([*python, "migrate", "--noinput", "-v", "0"], cwd=root, env=env, check=True)
+    seeded = subprocess.run(
+        [*python, "shell", "-c", seed], cwd=root, env=env, check=True, capture_output=True
+    )
+    return seeded.stdout.decode()
 
 
 def start_stand_in(scratch: Path, delay: float = 0.2) -> tuple[subprocess.Popen, int, Path]:

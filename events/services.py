@@ -29,6 +29,12 @@ ROTATION_OVERLAP = timedelta(hours=24)
 
 Data = Mapping[str, Any]
 
+# The endpoints that may want an event (subscribed_endpoints).
+LISTENING_SQL = (
+    "SELECT id, events FROM {table} "
+    "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
+)
+
 
 def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
     """The organization's active endpoints that want `event` (only `id` and `events`
@@ -50,12 +56,6 @@ def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
         for pk, events in rows
     ]
     return [endpoint for endpoint in endpoints if endpoint.subscribes_to(event)]
-
-
-LISTENING_SQL = (
-    "SELECT id, events FROM {table} "
-    "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
-)
 
 
 def emit_event(*, organization_id: int, event: str, data: Data | Callable[[], Data]) -> int:

@@ -79,10 +79,10 @@ def test_a_redelivered_message_is_recorded_and_answered_once(webhook_org):
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="needs concurrent connections")
-def test_two_concurrent_deliveries_record_the_message_once(webhook_org):
+def test_concurrent_deliveries_record_the_message_once(webhook_org):
     canned(webhook_org, "hello")
     payload = envelope(text_message("hello", wam_id="wamid.RACE"))
-    barrier = threading.Barrier(2)
+    barrier = threading.Barrier(4)
     results = []
 
     def send():
@@ -90,17 +90,23 @@ def test_two_concurrent_deliveries_record_the_message_once(webhook_org):
 
         barrier.wait()
         try:
-            results.append(deliver(webhook_org, payload).status_code)
+            response = deliver(webhook_org, payload)
+            results.append((response.status_code, response.json().get("processed")))
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=send) for _ in range(2)]
+    threads = [threading.Thread(target=send) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert results == [200, 200]
+    assert [status for status, _ in results] == [200] * 4
+    # One recorded it; the others met its unique id, rolled their message back (the new
+    # sender's contact with it) and counted a duplicate.
+    assert sum(processed["messages"] for _, processed in results) == 1
+    assert sum(processed["duplicates"] for _, processed in results) == 3
     assert Chat.objects.filter(wam_id="wamid.RACE").count() == 1
+    assert Contact.objects.filter(organization=webhook_org).count() == 1
     assert replies_sent(webhook_org) == ["Auto answer"]
 
 
