@@ -1,53 +1,76 @@
 """Sending a running campaign: each recipient at most once, at the number's pace.
 
-A sender task (campaigns/tasks.py) runs one or more threads; each repeats:
+A sender task (campaigns/tasks.py) works in batches, each about TICK seconds of the
+rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
 
-1. claim the next pending recipient: one conditional UPDATE moves it to `sending`,
-   naming this worker, only while it is pending and the campaign running (so neither
-   another sender nor a cancel can meet it half-way);
-2. skip it if its contact opted out meanwhile; else send the template through the send
-   service (the chat is recorded as for /api/send/template), which waits for the
-   number's next turn (campaigns/pacing.py) just before the request leaves, so the pace
-   is kept where it counts, at the channel;
-3. record the outcome: `sent` with its chat, `failed` with the error, back to `pending`
-   when Graph throttled the number (it was not sent), `unknown` when the channel may have
-   taken it without our knowing (no answer, or the answer not recorded).
+1. claim a batch of pending recipients: one conditional UPDATE moves them to `sending`,
+   naming this worker, only while they are pending and the campaign running (so
+   neither another sender nor a cancel can meet them half-way);
+2. find or create their contacts (one look-up, one insert for the new ones); skip those
+   that opted out; take a turn for each of the rest (campaigns/pacing.py);
+3. hand each message to a thread that only talks to the network: it sleeps until the
+   message's turn, passes the process's departure gate, and calls the channel;
+4. record the outcomes of the messages answered so far, together: the chats of those
+   accepted in one insert, their recipients `sent` in one update. The rare outcomes go
+   one by one: `failed` with the error, back to `pending` when Graph throttled the
+   number (it was not sent), `unknown` when the channel may have taken it without our
+   knowing (no answer, or the answer not recorded).
 
-A worker killed during step 2 leaves its claims `sending`. WhatsApp has no idempotency
-key, so they are never sent again: any sender that finds a claim of a worker no longer
-alive (no heartbeat for TASK_WORKER_TIMEOUT) marks it `unknown` and reports it.
+All database work is done by the task's own thread; the sending threads hold no
+connection. A worker killed before step 4 leaves those claims `sending`. WhatsApp has no
+idempotency key, so they are never sent again: any sender that finds a claim of a
+worker no longer alive (no heartbeat for TASK_WORKER_TIMEOUT) marks it `unknown` and
+reports it. A sender holds at most AHEAD_BATCHES batches claimed and not yet gone, plus
+those its threads have at the channel, so that is what a crash can leave unknown.
 """
 
 import logging
 import math
 import threading
 import time
-from dataclasses import dataclass
-from datetime import timedelta
-from functools import cached_property
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
-from campaigns.pacing import THROTTLING_CODES, slow_down, wait_for_turn
+from campaigns.pacing import THROTTLING_CODES, leave_at, slow_down, take_turns
 from campaigns.services import OPTED_OUT, complete_if_done
 from contacts.models import Contact
-from contacts.services import set_opted_out
+from contacts.services import contacts_for_phones, set_opted_out
+from messaging_project.api.metrics import count_send
 from messaging_project.api.models import WorkerHeartbeat
-from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import MessageTemplate
-from sending.services import SendFailed, SendNotRecorded, send_template, synced_template
+from sending.gateway import ChannelNotConfigured, Gateway, GatewayError, gateway_for
+from sending.models import ChatStatus
+from sending.services import SendFailed, SendNotRecorded, synced_template
+from sending.services.payloads import addressed, template_payload
+from sending.services.send import (
+    accepted_chat,
+    failed_on_arrival,
+    record_accepted,
+    record_failure,
+    template_metadata,
+)
 from sending.tasks import outcome_unknown  # the auto-replies' rule: no answer is unknown
 
 logger = logging.getLogger(__name__)
 
 # The channel's "user stopped marketing messages": the contact opts out.
 OPTED_OUT_CODE = 131050
-# Seconds one send is expected to take at most, to size the threads to the rate.
+# Seconds of the rate one batch covers, and how far ahead of the clock turns are taken.
+TICK = 0.1
+LOOKAHEAD = 0.25
+# Batches claimed and not yet gone, at most: when the sending threads fall behind their
+# turns, claiming waits for them rather than piling up claims a crash would leave unknown.
+AHEAD_BATCHES = 4
+# Seconds one send is expected to take at most, to size the sending threads to the rate.
 SEND_SECONDS = 0.4
 # A sender task sends for this long, then hands over to a new task: a worker told to stop
 # (SIGTERM) finishes its running tasks first, and a campaign must not hold it for hours.
@@ -56,25 +79,52 @@ SLICE_SECONDS = 20.0
 
 @dataclass
 class Sender:
+    """One sender task's view of its campaign, read once per slice."""
+
     campaign: Campaign
     worker_id: str
+    gateway: Gateway | None = None
+    metadata: dict[str, Any] | None = None
+    problem: str = ""  # why nothing can be sent (the channel or the template), if so
 
     @property
     def organization(self) -> Organization:
         return self.campaign.organization
 
-    @cached_property
-    def known_template(self) -> MessageTemplate | None:
-        """The synced template the campaign sends, read once per sender rather than per
-        message (a sender lives for one slice, SLICE_SECONDS)."""
-        return synced_template(self.organization, self.campaign.template)
+    def prepare(self) -> None:
+        """The channel and what each chat keeps, once per sender rather than per message
+        (a template changed since the campaign was created fails every send alike)."""
+        try:
+            self.gateway = gateway_for(self.organization)
+            known = synced_template(self.organization, self.campaign.template)
+            self.metadata = template_metadata(self.campaign.template, known)
+        except ChannelNotConfigured as error:
+            self.problem = error.detail
+        except ValidationError as error:
+            self.problem = "; ".join(error.messages)
+
+
+@dataclass
+class Send:
+    """A claimed recipient on its way: its turn, and the sending thread's future (the
+    channel's answer, or the GatewayError it gave)."""
+
+    recipient: Recipient
+    contact: Contact
+    future: Future
+    left: threading.Event = field(default_factory=threading.Event)  # the channel was called
 
 
 def threads_for(rate: int) -> int:
-    """Threads per sender task: enough sends in flight to keep up with `rate`."""
+    """Sending threads per sender task: enough for every message between its turn being
+    taken and its answer, at `rate`."""
     senders = max(1, settings.CAMPAIGN_SENDERS)
-    wanted = math.ceil(rate * SEND_SECONDS / senders)
+    wanted = math.ceil(rate * (SEND_SECONDS + LOOKAHEAD + TICK) / senders)
     return max(1, min(settings.CAMPAIGN_THREADS, wanted))
+
+
+def batch_size(rate: int) -> int:
+    return max(1, math.ceil(rate * TICK))
 
 
 def run_campaign(*, campaign_id: int, worker_id: str) -> str:
@@ -83,22 +133,7 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
-    threads = threads_for(campaign.rate)
-    until = time.monotonic() + SLICE_SECONDS
-    work = {"campaign_id": campaign_id, "worker_id": worker_id, "until": until}
-    if threads == 1:
-        send_until_done(**work)
-    else:
-        pool = [
-            threading.Thread(
-                target=in_own_connection, kwargs=work, name=f"campaign-{campaign_id}-{n}"
-            )
-            for n in range(threads)
-        ]
-        for thread in pool:
-            thread.start()
-        for thread in pool:
-            thread.join()
+    send_until_done(campaign=campaign, worker_id=worker_id, until=time.monotonic() + SLICE_SECONDS)
     if still_pending(campaign_id):
         # The slice is over: the rest goes to a new task (any worker's). Enqueued before
         # this one ends, so a crash in between leaves this one to be run again instead.
@@ -111,15 +146,6 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
 
 
-def in_own_connection(**kwargs) -> None:
-    try:
-        send_until_done(**kwargs)
-    except Exception:
-        logger.exception("A campaign sending thread stopped")
-    finally:
-        connection.close()
-
-
 def still_pending(campaign_id: int) -> bool:
     return Recipient.objects.filter(
         campaign_id=campaign_id,
@@ -128,156 +154,220 @@ def still_pending(campaign_id: int) -> bool:
     ).exists()
 
 
-def send_until_done(*, campaign_id: int, worker_id: str, until: float | None = None) -> None:
-    """Claim and send recipients one by one until none is pending (or it is cancelled),
-    or the monotonic clock passes `until`."""
-    campaign = Campaign.objects.select_related("organization").get(pk=campaign_id)
+def send_until_done(*, campaign: Campaign, worker_id: str, until: float | None = None) -> None:
+    """Claim and send batches until none is pending (or it is cancelled), or the
+    monotonic clock passes `until`; every send started is recorded before it returns."""
     sender = Sender(campaign=campaign, worker_id=worker_id)
-    while True:
-        recipient = claim_next(sender)
-        if recipient is None:
-            return
-        send_one(sender, recipient)
-        if until is not None and time.monotonic() >= until:
-            return
+    sender.prepare()
+    rate, size = campaign.rate, batch_size(campaign.rate)
+    under_way: list[Send] = []
+    ahead_until = time.monotonic()  # this sender's turns are taken up to here
+    claiming, batches = True, 0
+    with ThreadPoolExecutor(threads_for(rate), thread_name_prefix="campaign-send") as pool:
+        while claiming or under_way:
+            now = time.monotonic()
+            if claiming and batches and until is not None and now >= until:
+                claiming = False  # (a slice sends one batch at least)
+            waiting = sum(not send.left.is_set() for send in under_way)
+            if claiming and ahead_until - now < LOOKAHEAD and waiting < AHEAD_BATCHES * size:
+                claimed = claim_batch(sender, size)
+                batches += 1
+                if claimed:
+                    sends, last_turn = dispatch(sender, claimed, pool)
+                    under_way += sends
+                    if last_turn is not None:
+                        ahead = (last_turn - timezone.now()).total_seconds()
+                        ahead_until = max(ahead_until, time.monotonic() + ahead)
+                    continue  # perhaps another batch is wanted already
+                claiming = False
+            under_way = record_answered(sender, under_way)
+            if under_way or claiming:
+                time.sleep(TICK / 2)
 
 
-def claim_next(sender: Sender) -> Recipient | None:
-    """The next pending recipient, now `sending` under this worker; None when none is left
-    or the campaign stopped running."""
-    if connection.vendor == "postgresql":
-        return claim_in_one_statement(sender)
-    campaign_id = sender.campaign.pk
-    while True:
-        with transaction.atomic():
-            candidate = (
-                Recipient.objects.select_for_update(skip_locked=True)
-                .filter(campaign_id=campaign_id, status=RecipientStatus.PENDING)
-                .order_by("id")
-                .values_list("pk", flat=True)
-                .first()
-            )
-            if candidate is None:
-                return None
-            claimed = (
-                Recipient.objects.filter(pk=candidate, status=RecipientStatus.PENDING)
-                .filter(campaign__status=CampaignStatus.RUNNING)
-                .update(
-                    status=RecipientStatus.SENDING,
-                    claimed_by=sender.worker_id[:255],
-                    claimed_at=timezone.now(),
-                    attempts=F("attempts") + 1,
-                )
-            )
-        if claimed:
-            return Recipient.objects.get(pk=candidate)
-        if not Campaign.objects.filter(pk=campaign_id, status=CampaignStatus.RUNNING).exists():
-            return None
-        # Another sender took it between the two statements: the next one.
-
-
-def claim_in_one_statement(sender: Sender) -> Recipient | None:
-    """The same claim as one UPDATE ... RETURNING (one round trip, on the hot path): the
-    first pending recipient not locked by another sender, while the campaign runs, with
-    `opted_out` (its contact's) set."""
+def claim_batch(sender: Sender, size: int) -> list[Recipient]:
+    """Up to `size` pending recipients, in order, now `sending` under this worker; none
+    when none is left or the campaign stopped running. One statement: the rows are
+    picked with SKIP LOCKED on PostgreSQL (another sender's claim in progress is passed
+    over), and SQLite's writes are serialised anyway."""
     recipients = connection.ops.quote_name(Recipient._meta.db_table)
     campaigns = connection.ops.quote_name(Campaign._meta.db_table)
-    contacts = connection.ops.quote_name(Contact._meta.db_table)
+    lock = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
     claimed = Recipient.objects.raw(
+        # Materialized: as a plain subquery PostgreSQL may run the LIMIT more than once.
+        f"WITH picked AS MATERIALIZED (SELECT id FROM {recipients} "
+        f"WHERE campaign_id = %s AND status = %s ORDER BY id LIMIT %s{lock}) "
         f"UPDATE {recipients} SET status = %s, claimed_by = %s, claimed_at = %s, "
         f"attempts = attempts + 1 "
-        f"WHERE id = (SELECT id FROM {recipients} WHERE campaign_id = %s AND status = %s "
-        f"ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+        f"WHERE id IN (SELECT id FROM picked) AND status = %s "
         f"AND EXISTS (SELECT 1 FROM {campaigns} WHERE id = %s AND status = %s) "
-        # Whether the number's contact opted out, read in the same statement.
-        f"RETURNING *, EXISTS (SELECT 1 FROM {contacts} WHERE organization_id = %s "
-        f"AND phone = {recipients}.phone AND opted_out AND deleted_at IS NULL) AS opted_out",
+        f"RETURNING *",
         [
+            sender.campaign.pk,
+            RecipientStatus.PENDING,
+            size,
             RecipientStatus.SENDING,
             sender.worker_id[:255],
             timezone.now(),
-            sender.campaign.pk,
             RecipientStatus.PENDING,
             sender.campaign.pk,
             CampaignStatus.RUNNING,
-            sender.organization.pk,
         ],
     )
-    return next(iter(claimed), None)
+    return sorted(claimed, key=lambda recipient: recipient.pk)
 
 
-def send_one(sender: Sender, recipient: Recipient) -> None:
-    organization = sender.organization
-    opted_out = getattr(recipient, "opted_out", None)  # read with the claim on PostgreSQL
-    if opted_out is None:
-        opted_out = is_opted_out(organization.pk, recipient.phone)
-    if opted_out:
-        finish(recipient, RecipientStatus.SKIPPED, error=OPTED_OUT)
-        return
-    reached = threading.Event()  # set once the channel is about to be called
+def dispatch(
+    sender: Sender, claimed: list[Recipient], pool: ThreadPoolExecutor
+) -> tuple[list[Send], datetime | None]:
+    """Start the batch's messages: the contacts found or made, the opted-out skipped, a
+    turn each; the sends under way and the last turn taken."""
+    if sender.problem:
+        finish_all(claimed, RecipientStatus.FAILED, error=sender.problem)
+        return [], None
+    contacts = contacts_for_phones(
+        organization=sender.organization, phones=[r.phone for r in claimed]
+    )
+    opted_out = [r for r in claimed if contacts[r.phone].opted_out]
+    finish_all(opted_out, RecipientStatus.SKIPPED, error=OPTED_OUT)
+    going = [r for r in claimed if not contacts[r.phone].opted_out]
+    if not going:
+        return [], None
+    organization, rate = sender.organization, sender.campaign.rate
+    turns = take_turns(organization_id=organization.pk, rate=rate, count=len(going))
+    sends = []
+    for recipient, turn in zip(going, turns, strict=True):
+        contact = contacts[recipient.phone]
+        payload = addressed(
+            template_payload(phone=contact.phone, template=sender.campaign.template),
+            phone=contact.phone,
+            user_id=contact.user_id,
+        )
+        left = threading.Event()
+        future = pool.submit(
+            call_channel, sender.gateway, payload, turn, organization.pk, rate, left
+        )
+        sends.append(Send(recipient=recipient, contact=contact, future=future, left=left))
+    return sends, turns[-1]
 
-    def when_its_turn() -> None:
-        # Last thing before the request leaves, so that the pace is the channel's.
-        wait_for_turn(organization_id=organization.pk, rate=sender.campaign.rate)
-        reached.set()
 
+def call_channel(
+    gateway: Gateway,
+    payload: dict,
+    turn: datetime,
+    organization_id: int,
+    rate: int,
+    left: threading.Event,
+) -> dict | GatewayError:
+    """In a sending thread, no database: wait for the turn, then call the channel."""
+    leave_at(turn, organization_id=organization_id, rate=rate)
+    left.set()
     try:
-        result = send_template(
-            organization=organization,
-            phone=recipient.phone,
-            template=sender.campaign.template,
-            known_template=sender.known_template,
-            before_send=when_its_turn,
-        )
-    except SendFailed as failure:
-        failed(
-            sender,
-            recipient,
-            failure.error,
-            chat_id=failure.chat.pk,
-            contact_id=failure.chat.contact_id,
-        )
-        if failure.error.code == OPTED_OUT_CODE:
-            set_opted_out(contact_id=failure.chat.contact_id, opted_out=True)
-        return
-    except ChannelNotConfigured as error:
-        finish(recipient, RecipientStatus.FAILED, error=error.detail)
-        return
-    except SendNotRecorded as lost:
-        logger.error(
-            "Campaign %s, recipient %s: sent (message id %s) but not recorded",
-            sender.campaign.uuid,
-            recipient.pk,
-            lost.wam_id,
-        )
-        finish(recipient, RecipientStatus.UNKNOWN, error="The outcome could not be recorded.")
-        return
-    except Exception as error:
-        # Before the channel was called nothing left: the recipient waits for a retry.
-        if not reached.is_set():
-            logger.exception("Campaign recipient %s not sent; it waits again", recipient.pk)
-            finish(recipient, RecipientStatus.PENDING, error=str(error)[:1000])
-            return
-        logger.exception("Campaign recipient %s: the outcome is unknown", recipient.pk)
-        finish(recipient, RecipientStatus.UNKNOWN, error=str(error)[:1000])
-        return
-    finish(
-        recipient, RecipientStatus.SENT, chat_id=result.chat.pk, contact_id=result.chat.contact_id
-    )
+        return gateway.send_message(payload)
+    except GatewayError as error:
+        return error
 
 
-def is_opted_out(organization_id: int, phone: str) -> bool:
-    return (
-        Contact.objects.live()
-        .filter(organization_id=organization_id, phone=phone, opted_out=True)
-        .exists()
+def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
+    """Record the outcomes of the sends answered so far; those still under way."""
+    done, waiting = [], []
+    for send in under_way:
+        (done if send.future.done() else waiting).append(send)
+    if not done:
+        return waiting
+    accepted: list[tuple[Send, Any]] = []
+    for send in done:
+        try:
+            answer = send.future.result()
+        except Exception as error:  # a fault of ours, around the call
+            if send.left.is_set():
+                logger.exception("Campaign recipient %s: the outcome is unknown", send.recipient.pk)
+                finish(send.recipient, RecipientStatus.UNKNOWN, error=str(error)[:1000])
+            else:
+                logger.exception(
+                    "Campaign recipient %s not sent; it waits again", send.recipient.pk
+                )
+                finish(send.recipient, RecipientStatus.PENDING, error=str(error)[:1000])
+            continue
+        if isinstance(answer, GatewayError):
+            count_send(str(answer.kind), answer.http_status)
+            refused(sender, send, answer)
+            continue
+        message = answer["messages"][0]
+        if message.get("message_status") == ChatStatus.FAILED:
+            count_send("failed", 200)
+            refused(sender, send, failed_on_arrival(message["id"]), wam_id=message["id"])
+            continue
+        chat = accepted_chat(
+            organization=sender.organization,
+            contact=send.contact,
+            metadata=sender.metadata,
+            message=message,
+        )
+        accepted.append((send, chat))
+    record_sent(sender, accepted)
+    return waiting
+
+
+def record_sent(sender: Sender, accepted: list[tuple[Send, Any]]) -> None:
+    """The accepted sends' chats in one insert, their recipients `sent` in one update."""
+    if not accepted:
+        return
+    try:
+        chats = record_accepted([chat for _, chat in accepted])
+    except SendNotRecorded:
+        for send, chat in accepted:
+            logger.error(
+                "Campaign %s, recipient %s: sent (message id %s) but not recorded",
+                sender.campaign.uuid,
+                send.recipient.pk,
+                chat.wam_id,
+            )
+            finish(
+                send.recipient, RecipientStatus.UNKNOWN, error="The outcome could not be recorded."
+            )
+        return
+    sent = []
+    for (send, _), chat in zip(accepted, chats, strict=True):
+        if isinstance(chat, SendFailed):
+            failed(
+                sender, send.recipient, chat.error, chat_id=chat.chat.pk, contact_id=send.contact.pk
+            )
+            continue
+        recipient = send.recipient
+        recipient.status, recipient.error = RecipientStatus.SENT, ""
+        recipient.chat_id, recipient.contact_id = chat.pk, send.contact.pk
+        sent.append(recipient)
+    # Conditional on each claim still being this sender's (or marked unknown meanwhile by
+    # a sender that thought this worker dead: the owner knows better). A batch's claims
+    # share one moment.
+    for claimed_at in {recipient.claimed_at for recipient in sent}:
+        Recipient.objects.filter(
+            status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN], claimed_at=claimed_at
+        ).bulk_update(
+            [recipient for recipient in sent if recipient.claimed_at == claimed_at],
+            ["status", "error", "chat", "contact"],
+        )
+
+
+def refused(sender: Sender, send: Send, error: GatewayError, *, wam_id: str | None = None) -> None:
+    """A send the channel did not accept (or whose answer never came): its failed chat."""
+    chat = record_failure(
+        organization=sender.organization,
+        contact=send.contact,
+        metadata=sender.metadata,
+        error=error,
+        wam_id=wam_id,
     )
+    failed(sender, send.recipient, error, chat_id=chat.pk, contact_id=send.contact.pk)
 
 
 def failed(
     sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id: int, contact_id: int
 ) -> None:
     described = f"{error.message}" + (f" (code {error.code})" if error.code else "")
+    if error.code == OPTED_OUT_CODE:
+        set_opted_out(contact_id=contact_id, opted_out=True)
     if outcome_unknown(error):
         logger.error(
             "Campaign %s, recipient %s: no answer from WhatsApp (%s); not sent again",
@@ -302,6 +392,16 @@ def failed(
     finish(
         recipient, RecipientStatus.FAILED, error=described, chat_id=chat_id, contact_id=contact_id
     )
+
+
+def finish_all(recipients: list[Recipient], status: str, *, error: str) -> None:
+    """The same outcome for several claimed recipients of one batch, in one statement."""
+    if recipients:
+        Recipient.objects.filter(
+            pk__in=[recipient.pk for recipient in recipients],
+            status=RecipientStatus.SENDING,
+            claimed_at=recipients[0].claimed_at,
+        ).update(status=status, error=error)
 
 
 def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> None:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 from events.models import Event
-from events.services import emit_event
+from events.services import emit_event, emit_events
 from messaging_project.api.formats import iso_datetime, laravel_datetime
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
@@ -151,6 +151,19 @@ def emit_contact(event: str, contact: Contact) -> None:
     emit_event(organization_id=contact.organization_id, event=event, data=data)
 
 
+def emit_contacts(event: str, contacts: list[Contact]) -> None:
+    """`emit_contact` for many contacts of one organization: one emission."""
+    if not contacts:
+        return
+
+    def data() -> list[dict[str, Any]]:
+        from contacts.api.serializers import contact_data
+
+        return [contact_data(contact) for contact in contacts]
+
+    emit_events(organization_id=contacts[0].organization_id, event=event, data=data)
+
+
 def emit_group(event: str, group: ContactGroup) -> None:
     def data() -> dict[str, Any]:
         from contacts.api.serializers import contact_group_data
@@ -271,6 +284,42 @@ def contact_for_phone(
         )
     except ValidationError:  # created meanwhile by a concurrent request
         return Contact.objects.live().get(organization=organization, phone=phone)
+
+
+def contacts_for_phones(*, organization: Organization, phones: list[str]) -> dict[str, Contact]:
+    """`contact_for_phone` for many numbers at once (a campaign's batch): the live contact
+    of each, keyed by number. One look-up; for the numbers without one, one insert, one
+    count per block of new ids and one contact.created emission, in one transaction. A
+    number created meanwhile by someone else makes the insert fail whole: those numbers
+    are then taken one by one."""
+    wanted = list(dict.fromkeys(phones))
+    found = {
+        contact.phone: contact
+        for contact in Contact.objects.live().filter(organization=organization, phone__in=wanted)
+    }
+    missing = [phone for phone in wanted if phone not in found]
+    if not missing:
+        return found
+    try:
+        with transaction.atomic():
+            created = Contact.objects.bulk_create(
+                [Contact(organization=organization, phone=phone) for phone in missing]
+            )
+            per_block: dict[int, int] = {}
+            for contact in created:
+                block = contact.pk // ContactBlock.SIZE
+                per_block[block] = per_block.get(block, 0) + 1
+            for block, count in per_block.items():
+                adjust_live_count(
+                    organization_id=organization.pk,
+                    contact_id=block * ContactBlock.SIZE,
+                    delta=count,
+                )
+            emit_contacts(Event.CONTACT_CREATED, created)
+    except IntegrityError:  # one of them was created meanwhile
+        created = [contact_for_phone(organization=organization, phone=phone) for phone in missing]
+    found.update((contact.phone, contact) for contact in created)
+    return found
 
 
 def contact_for_whatsapp_user(

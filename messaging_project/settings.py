@@ -346,10 +346,11 @@ TASK_MAX_ATTEMPTS = int(env_number("TASK_MAX_ATTEMPTS", 5))
 TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
 # Campaigns (docs/campaigns.md): messages per second per organization's number when a
 # campaign names no rate (Meta's default throughput is 80); the sender tasks each campaign
-# starts (more spread it over more workers) and the sending threads each may run at most.
+# starts (more spread it over more workers) and the sending threads each may run at most
+# (threads that only wait for their turn and the channel: they hold no database connection).
 CAMPAIGN_RATE = int(env_number("CAMPAIGN_RATE", 80))
 CAMPAIGN_SENDERS = int(env_number("CAMPAIGN_SENDERS", 2))
-CAMPAIGN_THREADS = int(env_number("CAMPAIGN_THREADS", 16))
+CAMPAIGN_THREADS = int(env_number("CAMPAIGN_THREADS", 64))
 # Finished tasks are kept this many days for the admin, then pruned.
 TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 

@@ -32,6 +32,16 @@ def emit_chat(event: str, chat: Chat) -> None:
     )
 
 
+def emit_chats(event: str, chats: list[Chat]) -> None:
+    """`emit_chat` for many chats of one organization (a campaign's batch): one emission."""
+    if chats:
+        emit_events(
+            organization_id=chats[0].organization_id,
+            event=event,
+            data=lambda: [chat_event_data(chat, new=True) for chat in chats],
+        )
+
+
 def status_listeners(chats: Iterable[Chat]) -> list[Endpoint]:
     """The endpoints that want the status updates of these chats (one organization's):
     none means the statuses are moved without finding out which chats moved."""

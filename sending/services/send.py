@@ -26,9 +26,9 @@ from messaging_project.api.database import reconnecting
 from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
 from messaging_project.api.metrics import count_send
-from sending.events import emit_chat
+from sending.events import emit_chat, emit_chats
 from sending.gateway import FailureKind, GatewayError, gateway_for
-from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
+from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, MessageTemplate
 from sending.services.payloads import (
     addressed,
     button_payload,
@@ -154,14 +154,9 @@ def send_template(
     is a ValidationError, before anything is sent) and the chat keeps the rendered text.
     `known_template`: what known_template() gave a caller that sends it many times.
     """
-    components = template.get("components") or []
     known = synced_template(organization, template) if known_template is LOOK_UP else known_template
-    if known is not None:
-        check_parameter_count(known, components)
-        metadata = rendered_metadata(known, components)
+    metadata = template_metadata(template, known)
     payload = template_payload(phone=phone, template=template)
-    if known is None:  # nothing to render from: keep what was sent
-        metadata = {"type": "template", "template": payload["template"]}
     return deliver(
         organization=organization,
         phone=phone,
@@ -171,6 +166,20 @@ def send_template(
         new_contact=new_contact,
         before_send=before_send,
     )
+
+
+def template_metadata(template: dict[str, Any], known: MessageTemplate | None) -> dict[str, Any]:
+    """What a template send's chat keeps: the rendered text when the template is known
+    locally (its body parameters counted first: a mismatch is a ValidationError, before
+    anything is sent), else the template as it was sent."""
+    if known is None:
+        return {
+            "type": "template",
+            "template": template_payload(phone="", template=template)["template"],
+        }
+    components = template.get("components") or []
+    check_parameter_count(known, components)
+    return rendered_metadata(known, components)
 
 
 def synced_template(organization: Organization, template: dict[str, Any]):
@@ -265,13 +274,8 @@ def deliver(
             wam_id=wam_id,
         )
         raise SendFailed(error=error, chat=failed)
-    chat = Chat(
-        organization=organization,
-        contact=contact,
-        type=ChatType.OUTBOUND,
-        wam_id=wam_id,
-        metadata=metadata,
-        status=status if status in SEND_STATUSES else ChatStatus.ACCEPTED,
+    chat = accepted_chat(
+        organization=organization, contact=contact, metadata=metadata, message=message
     )
     try:
         chat = record(chat)
@@ -288,6 +292,86 @@ def deliver(
     return SendResult(
         chat=chat, answer=answer, phone_input=phone_input or (f"+{phone}" if phone else "")
     )
+
+
+def accepted_chat(
+    *, organization: Organization, contact: Contact, metadata: dict[str, Any], message: dict
+) -> Chat:
+    """The unsaved chat of a send the channel accepted; `message` is its answer's
+    `messages[0]` (an id, and a message_status text or none)."""
+    status = message.get("message_status")
+    return Chat(
+        organization=organization,
+        contact=contact,
+        type=ChatType.OUTBOUND,
+        wam_id=message["id"],
+        metadata=metadata,
+        status=status if status in SEND_STATUSES else ChatStatus.ACCEPTED,
+    )
+
+
+def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
+    """Record many accepted sends of one organization (a campaign's batch) as `record`
+    does one: in one transaction holding their message ids, one insert, one message.sent
+    emission, and the statuses kept aside for any of them. Each chat comes back saved,
+    or as the SendFailed of an id the organization already had (then the batch is
+    recorded one by one, where that id is refused alone). A database that stays away is
+    a SendNotRecorded for the whole batch."""
+    if not chats:
+        return []
+
+    def insert() -> list[Chat]:
+        with transaction.atomic():
+            hold_message_ids(chats[0].organization_id, [chat.wam_id for chat in chats])
+            Chat.objects.bulk_create(chats)
+            emit_chats(Event.MESSAGE_SENT, chats)
+            kept = set(
+                ChatStatusEvent.objects.filter(
+                    organization_id=chats[0].organization_id,
+                    wam_id__in=[chat.wam_id for chat in chats],
+                    chat__isnull=True,
+                ).values_list("wam_id", flat=True)
+            )
+            for chat in chats:
+                if chat.wam_id in kept:
+                    apply_kept_statuses(chat)
+        return chats
+
+    try:
+        recorded: list[Chat | SendFailed] = list(reconnecting(insert))
+    except IntegrityError:
+        # A repeated message id, or an attempt whose answer was lost that committed (the
+        # uuids are unique): one by one, as a single send would.
+        for chat in chats:
+            chat.pk = None
+            chat._state.adding = True
+        recorded = [record_one_accepted(chat) for chat in chats]
+    except UNAVAILABLE_ERRORS as lost:
+        logger.error(
+            "Sends not recorded, the database is unavailable (%s): organization %s, message ids %s",
+            lost,
+            chats[0].organization_id,
+            [chat.wam_id for chat in chats],
+        )
+        raise SendNotRecorded(wam_id=None, error=None) from lost
+    for outcome in recorded:
+        if isinstance(outcome, Chat):
+            count_send("accepted", 200)
+    return recorded
+
+
+def record_one_accepted(chat: Chat) -> Chat | SendFailed:
+    try:
+        return record(chat)
+    except IntegrityError:
+        error = repeated_message_id(chat.wam_id)
+        failed = record_failure(
+            organization=chat.organization,
+            contact=chat.contact,
+            metadata=chat.metadata,
+            error=error,
+        )
+        return SendFailed(error=error, chat=failed)
 
 
 def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
