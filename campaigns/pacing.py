@@ -35,9 +35,9 @@ THROTTLE_PAUSE = timedelta(seconds=2)
 # message come up to 15 ms later than the one `rate` places after it, at the cost of
 # sending at 98.5% of the rate.
 MARGIN = 0.015
-# The gate's window: longer than a second by less than the margin gives, so that turns
-# kept on time never wait at the gate, and late ones never catch up faster than the rate.
-GATE_WINDOW = 1 + MARGIN / 2
+# The gate's window: as long as `rate` turns kept on time, so that they pass at once, and
+# late ones never catch up faster than the turns would have sent them.
+GATE_WINDOW = 1 + MARGIN
 
 
 def ensure_pace(*, organization_id: int) -> None:

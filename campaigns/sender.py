@@ -28,6 +28,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -133,17 +134,30 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
-    send_until_done(campaign=campaign, worker_id=worker_id, until=time.monotonic() + SLICE_SECONDS)
-    if still_pending(campaign_id):
-        # The slice is over: the rest goes to a new task (any worker's). Enqueued before
-        # this one ends, so a crash in between leaves this one to be run again instead.
-        from campaigns.tasks import send_campaign
-
-        send_campaign.enqueue(campaign_id)
+    handed_over = send_until_done(
+        campaign=campaign,
+        worker_id=worker_id,
+        until=time.monotonic() + SLICE_SECONDS,
+        hand_over=lambda: hand_over(campaign_id),
+    )
+    # Recipients released meanwhile (throttled, or a fault before the channel) go again.
+    if handed_over or hand_over(campaign_id):
         return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
+
+
+def hand_over(campaign_id: int) -> bool:
+    """At the end of a slice, the rest to a new sender task (any worker's), enqueued
+    while this one still finishes its sends under way, so the pace has no gap. A crash
+    before this one ends runs it again too: one more sender, and claims keep them apart."""
+    if not still_pending(campaign_id):
+        return False
+    from campaigns.tasks import send_campaign
+
+    send_campaign.enqueue(campaign_id)
+    return True
 
 
 def still_pending(campaign_id: int) -> bool:
@@ -154,20 +168,28 @@ def still_pending(campaign_id: int) -> bool:
     ).exists()
 
 
-def send_until_done(*, campaign: Campaign, worker_id: str, until: float | None = None) -> None:
+def send_until_done(
+    *,
+    campaign: Campaign,
+    worker_id: str,
+    until: float | None = None,
+    hand_over: Callable[[], bool] = lambda: False,
+) -> bool:
     """Claim and send batches until none is pending (or it is cancelled), or the
-    monotonic clock passes `until`; every send started is recorded before it returns."""
+    monotonic clock passes `until`, when `hand_over()` is asked to pass the rest on;
+    every send started is recorded before it returns. Whether the rest was handed over."""
     sender = Sender(campaign=campaign, worker_id=worker_id)
     sender.prepare()
     rate, size = campaign.rate, batch_size(campaign.rate)
     under_way: list[Send] = []
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
-    claiming, batches = True, 0
+    claiming, batches, handed_over = True, 0, False
     with ThreadPoolExecutor(threads_for(rate), thread_name_prefix="campaign-send") as pool:
         while claiming or under_way:
             now = time.monotonic()
             if claiming and batches and until is not None and now >= until:
                 claiming = False  # (a slice sends one batch at least)
+                handed_over = hand_over()
             waiting = sum(not send.left.is_set() for send in under_way)
             if claiming and ahead_until - now < LOOKAHEAD and waiting < AHEAD_BATCHES * size:
                 claimed = claim_batch(sender, size)
@@ -183,6 +205,7 @@ def send_until_done(*, campaign: Campaign, worker_id: str, until: float | None =
             under_way = record_answered(sender, under_way)
             if under_way or claiming:
                 time.sleep(TICK / 2)
+    return handed_over
 
 
 def claim_batch(sender: Sender, size: int) -> list[Recipient]:
