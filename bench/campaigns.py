@@ -164,8 +164,9 @@ def wait_done(base: str, token: str, uuid_: str, timeout: float) -> dict:
 def scenario_one(base, tokens, arrivals_path, recipients: int, rate: int) -> dict:
     from bench.autoreply import busy_cpu_seconds
 
+    # 30 s idle: 600 samples, so that the idle p99 is not one or two slow requests.
     with Probe(base, tokens["A"]) as idle:
-        time.sleep(10)
+        time.sleep(30)
     phones = numbers("151", recipients)
     before, busy_before, started = cpu.snapshot(), busy_cpu_seconds(), time.monotonic()
     with Probe(base, tokens["A"]) as during:
