@@ -22,6 +22,11 @@ running them in production takes:
   (schedule.py): no cron.
 - **A lost database** is logged and waited out; the worker does not exit, and a task
   whose claim or end it could not record runs again.
+- **Other queues.** An app whose rows are a queue of their own (the event deliveries)
+  registers it (`register_queue`, from its AppConfig.ready(): the base imports no app).
+  Each process drains each queue in a thread of its own, woken by a NOTIFY on the
+  queue's channel (PostgreSQL), by the poll every `--interval` seconds, or by itself;
+  `run_ready_tasks` drains them inline too.
 """
 
 import contextlib
@@ -32,6 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 from django.conf import settings
 from django.db import (
@@ -69,6 +75,36 @@ ABANDONED = (
 
 class TaskAbandoned(Exception):
     """Recorded as the error of a task whose workers kept dying while they ran it."""
+
+
+class Queue(Protocol):
+    """Work kept in an app's own rows, drained by every worker process."""
+
+    channel: str  # the PostgreSQL NOTIFY channel that says work came
+
+    def serve(self, worker_id: str, wake: threading.Event, stopping: threading.Event) -> None:
+        """Drain the queue until `stopping` is set; sleep on `wake` when idle."""
+
+    def run_due(self, worker_id: str) -> int:
+        """Do some of the work due now in this thread; how much (0: none is due)."""
+
+
+QUEUES: list[Queue] = []
+
+
+def register_queue(queue: Queue) -> None:
+    """Have the workers drain `queue` too (once per channel)."""
+    if all(known.channel != queue.channel for known in QUEUES):
+        QUEUES.append(queue)
+
+
+def notify_workers(channel: str) -> None:
+    """Wake the workers that drain `channel` when the current transaction commits
+    (PostgreSQL; elsewhere they find the work at their next look)."""
+    default = connections["default"]
+    if default.vendor == "postgresql":
+        with default.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, '')", [channel])
 
 
 def ready_tasks(backend_name: str = "default", queue_names=("default",), excluded=()):
@@ -189,26 +225,29 @@ def recover_abandoned_tasks(
 
 
 class Listener:
-    """A connection of its own that LISTENs for enqueues (PostgreSQL only)."""
+    """A connection of its own that LISTENs for enqueues (PostgreSQL only): on the
+    tasks' channel and on the registered queues'."""
 
-    def __init__(self, alias: str) -> None:
+    def __init__(self, alias: str, channels: tuple[str, ...] = (CHANNEL,)) -> None:
         self.alias = alias
+        self.channels = channels
         self.connection = None
 
-    def wait(self, timeout: float) -> bool:
-        """Whether a task was enqueued within `timeout` seconds."""
-        notified = False
+    def wait(self, timeout: float) -> set[str]:
+        """The channels notified within `timeout` seconds."""
+        notified: set[str] = set()
         try:
             if self.connection is None:
                 wrapper = connections[self.alias]
                 self.connection = wrapper.get_new_connection(wrapper.get_connection_params())
                 self.connection.autocommit = True
-                self.connection.execute(f"LISTEN {CHANNEL}")
-            for _ in self.connection.notifies(timeout=timeout, stop_after=1):
-                notified = True
+                for channel in self.channels:
+                    self.connection.execute(f"LISTEN {channel}")
+            for notify in self.connection.notifies(timeout=timeout, stop_after=1):
+                notified.add(notify.channel)
             # Enqueues that came together wake the workers once.
-            for _ in self.connection.notifies(timeout=0):
-                pass
+            for notify in self.connection.notifies(timeout=0):
+                notified.add(notify.channel)
         except Exception:  # any failure: poll until it reconnects
             logger.warning("Lost the task notifications; polling meanwhile", exc_info=True)
             self.close()
@@ -256,6 +295,7 @@ class Worker:
         self.started = 0
         self.running: set[str] = set()  # the ids of the tasks this process's threads run
         self.scheduler = Scheduler()
+        self.queue_wakes = {queue.channel: threading.Event() for queue in QUEUES}
         self.heartbeat_every = max(0.2, settings.TASK_WORKER_TIMEOUT / 4)
 
     @property
@@ -345,6 +385,19 @@ class Worker:
             if ready:
                 self.wake.notify(ready)
 
+    def drain_thread(self, queue: Queue) -> None:
+        try:
+            queue.serve(self.worker_id, self.queue_wakes[queue.channel], self.stopping)
+        except Exception:  # a bug: the tasks go on; the queue waits for a restart
+            logger.exception("The queue %s stopped", queue.channel)
+        finally:
+            connections.close_all()
+
+    def wake_queues(self, channels=None) -> None:
+        for channel, wake in self.queue_wakes.items():
+            if channels is None or channel in channels:
+                wake.set()
+
     def drop_connection(self) -> None:
         with contextlib.suppress(DatabaseError):
             connections[self.alias].close()
@@ -370,9 +423,18 @@ class Worker:
             threading.Thread(target=self.run_thread, name=f"task-{n}", daemon=True)
             for n in range(self.threads)
         ]
-        listener = Listener(self.alias) if connections[self.alias].vendor == "postgresql" else None
+        drains = [
+            threading.Thread(target=self.drain_thread, args=(queue,), name=queue.channel)
+            for queue in ([] if self.batch else QUEUES)
+        ]
+        channels = (CHANNEL, *self.queue_wakes)
+        listener = (
+            Listener(self.alias, channels)
+            if connections[self.alias].vendor == "postgresql"
+            else None
+        )
         next_round = next_poll = 0.0
-        for thread in threads:
+        for thread in threads + drains:
             thread.start()
         try:
             while not self.stopping.is_set() and any(t.is_alive() for t in threads):
@@ -385,18 +447,22 @@ class Worker:
                     notified = listener.wait(wait)
                 else:  # SQLite: no notifications, only the poll
                     self.stopping.wait(wait)
-                    notified = False
+                    notified = set()
                 if self.stopping.is_set():
                     break
-                if notified or time.monotonic() >= next_poll:
+                polling = time.monotonic() >= next_poll
+                self.wake_queues(None if polling else notified)
+                if CHANNEL in notified or polling:
                     try:
                         self.wake_runners()
                     except LOST_DATABASE:
                         self.drop_connection()
                     next_poll = time.monotonic() + self.interval
+            if self.batch:  # --batch: the queues' due work too, then exit
+                run_queues(self.worker_id)
         finally:
             self.stop()
-            for thread in threads:
+            for thread in threads + drains:
                 thread.join()
             if listener is not None:
                 listener.close()
@@ -408,19 +474,33 @@ class Worker:
     def stop(self) -> None:
         """Take no new task; the running ones finish."""
         self.stopping.set()
+        self.wake_queues()
         with self.wake:
             self.wake.notify_all()
 
 
+def run_queues(worker_id: str) -> int:
+    """Do the registered queues' due work in this thread until none is due; how much."""
+    done = 0
+    while progress := sum(queue.run_due(worker_id) for queue in QUEUES):
+        done += progress
+    return done
+
+
 def run_ready_tasks(*, worker_id: str = "inline", max_tasks: int | None = None) -> int:
-    """Run the ready tasks in this thread, one after the other, until none is left
-    (tasks they enqueue included). How many ran. For tests and commands."""
+    """Run the ready tasks in this thread, one after the other, and the registered
+    queues' due work, until none is left (work they add included). How many tasks ran,
+    plus the queues' items done (an event delivery attempted). For tests and commands."""
     worker = Worker(worker_id=worker_id, max_tasks=max_tasks)
     runner = worker.runner()
     ran = 0
-    while worker.run_one(runner):
-        ran += 1
-    return ran
+    while True:
+        while worker.run_one(runner):
+            ran += 1
+        done = run_queues(worker_id) if max_tasks is None else 0
+        if not done:
+            return ran
+        ran += done
 
 
 def run_task_now(result_id: str, *, worker_id: str = "inline") -> bool:
