@@ -12,8 +12,9 @@ the successes in one statement. A worker killed mid-POST leaves its lease to exp
 and posts it, with the same `webhook-id` (at least once; receivers dedupe).
 
 A failed attempt is retried at `next_attempt_at` per WEBHOOK_RETRY_SCHEDULE, then the
-delivery fails. Workers are woken by a NOTIFY of the insert trigger (events migration
-0002) on PostgreSQL, and look every `--interval` seconds otherwise (and for retries).
+delivery fails. An idle worker looks for due deliveries every POLL seconds: a NOTIFY
+from the inserting transaction was measured to cost the web process more (PostgreSQL
+serializes the commits that notify) than the look costs the worker (docs/performance.md).
 The base's worker runs the queue (`register_queue`, called by events/apps.py).
 """
 
@@ -31,7 +32,6 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from events.models import Delivery, DeliveryStatus, Endpoint
-from events.services import DELIVERY_CHANNEL
 from messaging_project.api.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.api.public_urls import PrivateAddressRefused, public_session
 
@@ -47,11 +47,12 @@ USER_AGENT = "messaging-service-webhooks/1"
 POST_SLOTS = 32
 # Deliveries one claim takes at most when run inline (tests, commands).
 INLINE_BATCH = 100
-# After a wake-up the worker waits this long, so that the deliveries of the commits
-# and the answers of that moment are claimed and recorded by one statement each.
+# After an answer the worker waits this long, so that the answers of that moment are
+# recorded (and the slots they free filled) by one statement each.
 GATHER = 0.02
-# A worker with nothing to do looks anyway this often (retries that came due).
-IDLE_WAIT = 1.0
+# How often a worker looks for due deliveries (new ones, retries come due): one indexed
+# UPDATE that finds nothing, ten a second, when idle.
+POLL = 0.1
 NOT_SENT = "The endpoint was deleted or turned off."
 
 CLAIM_SQL = """
@@ -261,7 +262,7 @@ def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:
 class DeliveryQueue:
     """The deliveries as one of the worker's queues (messaging_project/api/worker.py)."""
 
-    channel = DELIVERY_CHANNEL
+    name = "event-deliveries"
 
     def __init__(self, slots: int = POST_SLOTS) -> None:
         self.slots = slots
@@ -286,11 +287,12 @@ class DeliveryQueue:
         record(list(zip(claimed, targets, outcomes, strict=True)))
         return len(claimed)
 
-    def serve(self, worker_id: str, wake: threading.Event, stopping: threading.Event) -> None:
+    def serve(self, worker_id: str, stopping: threading.Event) -> None:
         """Drain the queue until `stopping` (and the POSTs under way are recorded):
         claim as many due deliveries as there are free slots, record the answers as they
-        come. `wake` is set by a notification, the poll, or an answer."""
+        come, look again every POLL seconds."""
         in_flight: dict[Future, tuple[Claimed, Endpoint | None]] = {}
+        wake = threading.Event()  # set by each answer
         failures = 0
         while True:
             wake.clear()
@@ -317,6 +319,5 @@ class DeliveryQueue:
                 connection.close()
                 stopping.wait(min(30.0, 0.5 * 2**failures))
                 continue
-            wake.wait(IDLE_WAIT)
-            # Let the commits and answers of this moment gather.
-            time.sleep(GATHER)
+            if wake.wait(POLL):
+                time.sleep(GATHER)  # let the answers of this moment gather

@@ -29,14 +29,11 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from events.models import Delivery, DeliveryStatus, Endpoint, new_message_id, new_secret
-from messaging_project.api.worker import notify_workers
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
 # After a rotation the old secret keeps signing, next to the new one, this long.
 ROTATION_OVERLAP = timedelta(hours=24)
-# The NOTIFY channel of the delivery workers (events migration 0002 notifies it on insert).
-DELIVERY_CHANNEL = "event_deliveries"
 
 Data = Mapping[str, Any]
 
@@ -274,12 +271,11 @@ def rotate_secret(*, endpoint: Endpoint) -> Endpoint:
 
 def send_again(*, delivery: Delivery) -> bool:
     """One more attempt of a delivery, now, with the same `webhook-id` (the admin's
-    "send again"). Not while an attempt is under way; whether it was queued."""
+    "send again"): due now, for the workers' next look. Not while an attempt is under
+    way; whether it was queued."""
     now = timezone.now()
     with transaction.atomic():
         queued = Delivery.objects.filter(
             pk=delivery.pk, attempts=delivery.attempts, claimed_until__isnull=True
         ).update(status=DeliveryStatus.PENDING, next_attempt_at=now, updated_at=now)
-        if queued:
-            notify_workers(DELIVERY_CHANNEL)
     return bool(queued)

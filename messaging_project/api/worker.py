@@ -24,9 +24,8 @@ running them in production takes:
   whose claim or end it could not record runs again.
 - **Other queues.** An app whose rows are a queue of their own (the event deliveries)
   registers it (`register_queue`, from its AppConfig.ready(): the base imports no app).
-  Each process drains each queue in a thread of its own, woken by a NOTIFY on the
-  queue's channel (PostgreSQL), by the poll every `--interval` seconds, or by itself;
-  `run_ready_tasks` drains them inline too.
+  Each process drains each registered queue in one more thread (the queue's `serve`,
+  which looks for work as it sees fit), and `run_ready_tasks` drains them inline too.
 """
 
 import contextlib
@@ -80,10 +79,10 @@ class TaskAbandoned(Exception):
 class Queue(Protocol):
     """Work kept in an app's own rows, drained by every worker process."""
 
-    channel: str  # the PostgreSQL NOTIFY channel that says work came
+    name: str
 
-    def serve(self, worker_id: str, wake: threading.Event, stopping: threading.Event) -> None:
-        """Drain the queue until `stopping` is set; sleep on `wake` when idle."""
+    def serve(self, worker_id: str, stopping: threading.Event) -> None:
+        """Drain the queue until `stopping` is set (then finish what is under way)."""
 
     def run_due(self, worker_id: str) -> int:
         """Do some of the work due now in this thread; how much (0: none is due)."""
@@ -93,18 +92,9 @@ QUEUES: list[Queue] = []
 
 
 def register_queue(queue: Queue) -> None:
-    """Have the workers drain `queue` too (once per channel)."""
-    if all(known.channel != queue.channel for known in QUEUES):
+    """Have the workers drain `queue` too (once per name)."""
+    if all(known.name != queue.name for known in QUEUES):
         QUEUES.append(queue)
-
-
-def notify_workers(channel: str) -> None:
-    """Wake the workers that drain `channel` when the current transaction commits
-    (PostgreSQL; elsewhere they find the work at their next look)."""
-    default = connections["default"]
-    if default.vendor == "postgresql":
-        with default.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, '')", [channel])
 
 
 def ready_tasks(backend_name: str = "default", queue_names=("default",), excluded=()):
@@ -225,29 +215,26 @@ def recover_abandoned_tasks(
 
 
 class Listener:
-    """A connection of its own that LISTENs for enqueues (PostgreSQL only): on the
-    tasks' channel and on the registered queues'."""
+    """A connection of its own that LISTENs for enqueues (PostgreSQL only)."""
 
-    def __init__(self, alias: str, channels: tuple[str, ...] = (CHANNEL,)) -> None:
+    def __init__(self, alias: str) -> None:
         self.alias = alias
-        self.channels = channels
         self.connection = None
 
-    def wait(self, timeout: float) -> set[str]:
-        """The channels notified within `timeout` seconds."""
-        notified: set[str] = set()
+    def wait(self, timeout: float) -> bool:
+        """Whether a task was enqueued within `timeout` seconds."""
+        notified = False
         try:
             if self.connection is None:
                 wrapper = connections[self.alias]
                 self.connection = wrapper.get_new_connection(wrapper.get_connection_params())
                 self.connection.autocommit = True
-                for channel in self.channels:
-                    self.connection.execute(f"LISTEN {channel}")
-            for notify in self.connection.notifies(timeout=timeout, stop_after=1):
-                notified.add(notify.channel)
+                self.connection.execute(f"LISTEN {CHANNEL}")
+            for _ in self.connection.notifies(timeout=timeout, stop_after=1):
+                notified = True
             # Enqueues that came together wake the workers once.
-            for notify in self.connection.notifies(timeout=0):
-                notified.add(notify.channel)
+            for _ in self.connection.notifies(timeout=0):
+                pass
         except Exception:  # any failure: poll until it reconnects
             logger.warning("Lost the task notifications; polling meanwhile", exc_info=True)
             self.close()
@@ -295,7 +282,6 @@ class Worker:
         self.started = 0
         self.running: set[str] = set()  # the ids of the tasks this process's threads run
         self.scheduler = Scheduler()
-        self.queue_wakes = {queue.channel: threading.Event() for queue in QUEUES}
         self.heartbeat_every = max(0.2, settings.TASK_WORKER_TIMEOUT / 4)
 
     @property
@@ -385,18 +371,14 @@ class Worker:
             if ready:
                 self.wake.notify(ready)
 
-    def drain_thread(self, queue: Queue) -> None:
+    def drain(self, queue: Queue) -> None:
+        """A registered queue's thread."""
         try:
-            queue.serve(self.worker_id, self.queue_wakes[queue.channel], self.stopping)
+            queue.serve(self.worker_id, self.stopping)
         except Exception:  # a bug: the tasks go on; the queue waits for a restart
-            logger.exception("The queue %s stopped", queue.channel)
+            logger.exception("The queue %s stopped", queue.name)
         finally:
             connections.close_all()
-
-    def wake_queues(self, channels=None) -> None:
-        for channel, wake in self.queue_wakes.items():
-            if channels is None or channel in channels:
-                wake.set()
 
     def drop_connection(self) -> None:
         with contextlib.suppress(DatabaseError):
@@ -424,15 +406,10 @@ class Worker:
             for n in range(self.threads)
         ]
         drains = [
-            threading.Thread(target=self.drain_thread, args=(queue,), name=queue.channel)
+            threading.Thread(target=self.drain, args=(queue,), name=queue.name)
             for queue in ([] if self.batch else QUEUES)
         ]
-        channels = (CHANNEL, *self.queue_wakes)
-        listener = (
-            Listener(self.alias, channels)
-            if connections[self.alias].vendor == "postgresql"
-            else None
-        )
+        listener = Listener(self.alias) if connections[self.alias].vendor == "postgresql" else None
         next_round = next_poll = 0.0
         for thread in threads + drains:
             thread.start()
@@ -447,12 +424,10 @@ class Worker:
                     notified = listener.wait(wait)
                 else:  # SQLite: no notifications, only the poll
                     self.stopping.wait(wait)
-                    notified = set()
+                    notified = False
                 if self.stopping.is_set():
                     break
-                polling = time.monotonic() >= next_poll
-                self.wake_queues(None if polling else notified)
-                if CHANNEL in notified or polling:
+                if notified or time.monotonic() >= next_poll:
                     try:
                         self.wake_runners()
                     except LOST_DATABASE:
@@ -474,7 +449,6 @@ class Worker:
     def stop(self) -> None:
         """Take no new task; the running ones finish."""
         self.stopping.set()
-        self.wake_queues()
         with self.wake:
             self.wake.notify_all()
 
