@@ -89,19 +89,7 @@ class DeliveryStatus(models.TextChoices):
 class Delivery(models.Model):
     # The endpoint's organization, kept here so that the admin's tenancy needs no join.
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
-    # No foreign key constraint in the database (the ORM still cascades a delete): its
-    # check at each commit share-locks the endpoint's row, which every concurrent webhook
-    # of the organization does, and that cost the webhook ~5% of its throughput
-    # (docs/performance.md). Endpoints are only soft-deleted; a delivery whose endpoint
-    # row is gone (its organization deleted meanwhile) is recorded failed, never posted.
-    # No index of its own either: endpoint_deliveries (endpoint, -id) serves its lookups.
-    endpoint = models.ForeignKey(
-        Endpoint,
-        on_delete=models.CASCADE,
-        related_name="deliveries",
-        db_constraint=False,
-        db_index=False,
-    )
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
     msg_id = models.CharField(max_length=64, unique=True, default=new_message_id)
     event = models.CharField(max_length=32, choices=Event.choices)
     # The JSON body as sent: every attempt signs and posts these same characters.

@@ -7,7 +7,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from events import services
-from events.delivery import NOT_SENT, DeliveryQueue, claim
+from events.delivery import DeliveryQueue, claim
 from events.models import Delivery, DeliveryStatus
 from tests.background import make_due, run_tasks
 from tests.events.conftest import deliveries, run_all, verified
@@ -195,20 +195,6 @@ def test_pending_deliveries_of_an_endpoint_turned_off_are_not_sent(api, endpoint
     [delivery] = deliveries()
     assert delivery.status == DeliveryStatus.FAILED
     assert "turned off" in delivery.last_error
-
-
-def test_a_delivery_whose_endpoint_row_is_gone_is_failed_not_posted(org_a, receiver):
-    """The column has no database constraint (events/models.py): a delivery inserted
-    while its organization's endpoints were being deleted is failed, never posted."""
-    from events.models import Endpoint
-
-    endpoint = services.create_endpoint(organization=org_a, url=receiver.url)
-    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
-    Endpoint.objects.filter(pk=endpoint.pk)._raw_delete(Endpoint.objects.db)
-    assert run_all() == 1
-    assert receiver.requests == []
-    [delivery] = deliveries()
-    assert (delivery.status, delivery.last_error) == (DeliveryStatus.FAILED, NOT_SENT)
 
 
 def test_a_deleted_endpoint_gets_nothing(api, endpoint, receiver):
