@@ -8,3 +8,8 @@ class EventsConfig(AppConfig):
     def ready(self):
         # Registers the app's OpenAPI description with drf-spectacular (see that module).
         from events.api import schema  # noqa: F401
+        from events.delivery import DeliveryQueue
+        from messaging_project.api.worker import register_queue
+
+        # The workers drain the deliveries (the base imports no app: the app registers).
+        register_queue(DeliveryQueue())

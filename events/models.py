@@ -98,8 +98,9 @@ class Delivery(models.Model):
         max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
     )
     attempts = models.PositiveSmallIntegerField(default=0)
-    # Set while an attempt is under way: a run of the same attempt before then posts
-    # nothing; one after it (the first run's worker died) posts again.
+    # Set while an attempt is under way (the lease, and the token of the claim that took
+    # it): no other worker takes the delivery before then; after it (the worker died)
+    # another posts the same attempt again.
     claimed_until = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -110,7 +111,11 @@ class Delivery(models.Model):
     class Meta:
         verbose_name_plural = "deliveries"
         ordering = ["-id"]
-        indexes = [models.Index(fields=["endpoint", "-id"], name="endpoint_deliveries")]
+        indexes = [
+            models.Index(fields=["endpoint", "-id"], name="endpoint_deliveries"),
+            # The queue the workers drain (events/delivery.py): the pending ones, oldest first.
+            models.Index(fields=["id"], condition=Q(status="pending"), name="pending_deliveries"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event} {self.msg_id}"

@@ -3,13 +3,22 @@
 Events are emitted by the services of the apps that sit above this one (contacts,
 canned_replies, sending), each in its own transaction, with the payload (`data`) it
 builds in its own shape: this app knows no resource's fields, so it cannot import them.
-`emit_event()` costs one indexed query when the organization has no endpoint that wants
-the event; otherwise one bulk insert of the deliveries and one task for their first
-attempts, in the caller's transaction, so the event is sent if and only if the change commits.
+An emission owes the event to each of the organization's endpoints that wants it: one
+Delivery row each, written in the caller's transaction, so the event is sent if and
+only if the change commits. The rows are the queue the workers drain (events/delivery.py).
+
+Inside `event_batch()` (a transaction: the inbound webhook's, a service's that emits
+many events) the organization's endpoints are looked up once, and the deliveries of
+every emission are kept aside and written by one insert as the batch ends, before its
+transaction commits. An emission made in a savepoint that is rolled back (a message
+found to be a duplicate) is dropped with it. Outside a batch, an emission costs one
+lookup and, when someone listens, one insert.
 """
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -19,8 +28,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Organization
-from events.models import Delivery, DeliveryStatus, Endpoint, new_secret
-from events.tasks import deliver_event, deliver_events
+from events.models import Delivery, DeliveryStatus, Endpoint, new_message_id, new_secret
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
@@ -34,16 +42,107 @@ LISTENING_SQL = (
     "SELECT id, events FROM {table} "
     "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
 )
+# The deliveries of emissions, written out for the same reason as LISTENING_SQL: the
+# ORM's bulk_create cost more than the statement itself.
+INSERT_SQL = (
+    "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
+    "attempts, last_error, created_at, updated_at) VALUES "
+)
+INSERT_ROW = "(%s, %s, %s, %s, %s, %s, 0, '', %s, %s)"
+# Rows per INSERT statement: 6 parameters each, well within SQLite's limit.
+INSERT_ROWS_MAX = 500
+
+Row = tuple[int, int, str, str]  # organization, endpoint, event, body
 
 
-def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
-    """The organization's active endpoints that want `event` (only `id` and `events`
-    loaded): one query on a partial index. The subscription list is filtered here, not
-    in SQL (SQLite has no JSON containment), among at most MAX_ENDPOINTS rows.
+class Emission:
+    """The deliveries of one emission inside a batch, not yet written. Registered as an
+    on_commit callback that does nothing: Django drops the callbacks of a savepoint that
+    is rolled back, so the batch writes only the emissions still registered."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+
+    def __call__(self) -> None:
+        """Nothing: the rows were written before the commit."""
+
+
+class Batch:
+    def __init__(self) -> None:
+        self.listening: dict[int, list[Endpoint]] = {}  # organization -> its endpoints
+        self.emissions: list[Emission] = []
+
+
+batches = threading.local()  # per thread, as Django's connections are
+
+
+def current_batch() -> Batch | None:
+    return getattr(batches, "current", None)
+
+
+@contextmanager
+def event_batch() -> Iterator[None]:
+    """A transaction (a savepoint when nested) whose emissions look each organization's
+    endpoints up once and are written by one insert at its end, before the commit."""
+    if current_batch() is not None:  # the outer batch writes them
+        with transaction.atomic():
+            yield
+        return
+    batch = batches.current = Batch()
+    try:
+        with transaction.atomic():
+            yield
+            write_batch(batch)
+    finally:
+        batches.current = None
+
+
+def write_batch(batch: Batch) -> None:
+    """Insert the deliveries of the batch's emissions that were not rolled back."""
+    if connection.needs_rollback:  # the whole transaction is being rolled back
+        return
+    registered = {id(func) for _sids, func, _robust in connection.run_on_commit}
+    kept = [emission for emission in batch.emissions if id(emission) in registered]
+    insert_deliveries([row for emission in kept for row in emission.rows])
+    # Written: their callbacks need not stay (nor run after the commit).
+    mine = {id(emission) for emission in batch.emissions}
+    connection.run_on_commit = [
+        hook for hook in connection.run_on_commit if id(hook[1]) not in mine
+    ]
+    batch.emissions.clear()
+
+
+def insert_deliveries(rows: list[Row]) -> None:
+    """One INSERT of the deliveries (one per INSERT_ROWS_MAX rows)."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(Delivery._meta.db_table)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    pending = DeliveryStatus.PENDING.value
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), INSERT_ROWS_MAX):
+            chunk = rows[start : start + INSERT_ROWS_MAX]
+            params: list[Any] = []
+            for organization_id, endpoint_id, event, body in chunk:
+                params += (organization_id, endpoint_id, new_message_id(), event, body)
+                params += (pending, now, now)
+            cursor.execute(
+                INSERT_SQL.format(table=table) + ", ".join([INSERT_ROW] * len(chunk)), params
+            )
+
+
+def listening_endpoints(organization_id: int) -> list[Endpoint]:
+    """The organization's active endpoints (only `id` and `events` loaded): one query on
+    a partial index, once per batch.
 
     Every emission on every path asks this, usually to learn that nobody listens: the
     statement is written out rather than built by the ORM, whose compiling cost four
     times the query's own round trip here (docs/performance.md)."""
+    batch = current_batch()
+    if batch is not None and organization_id in batch.listening:
+        return batch.listening[organization_id]
     events_field = Endpoint._meta.get_field("events")
     with connection.cursor() as cursor:
         cursor.execute(
@@ -55,7 +154,16 @@ def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
         Endpoint(id=pk, events=events_field.from_db_value(events, None, connection))
         for pk, events in rows
     ]
-    return [endpoint for endpoint in endpoints if endpoint.subscribes_to(event)]
+    if batch is not None:
+        batch.listening[organization_id] = endpoints
+    return endpoints
+
+
+def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
+    """The organization's active endpoints that want `event`. The subscription list is
+    filtered here, not in SQL (SQLite has no JSON containment), among at most
+    MAX_ENDPOINTS rows."""
+    return [e for e in listening_endpoints(organization_id) if e.subscribes_to(event)]
 
 
 def emit_event(*, organization_id: int, event: str, data: Data | Callable[[], Data]) -> int:
@@ -77,8 +185,8 @@ def emit_events(
     endpoints: list[Endpoint] | None = None,
 ) -> int:
     """`emit_event` for many objects at once (the statuses of a webhook from the channel):
-    still one query when nobody listens, one bulk insert when someone does. `endpoints`:
-    those subscribed_endpoints() gave the caller already (not looked up again)."""
+    still one query when nobody listens, one insert when someone does (none of its own
+    in a batch). `endpoints`: those subscribed_endpoints() gave the caller already."""
     if endpoints is None:
         endpoints = subscribed_endpoints(organization_id, event)
     if not endpoints:
@@ -88,24 +196,19 @@ def emit_events(
         json.dumps({"type": event, "timestamp": timestamp, "data": item}, separators=(",", ":"))
         for item in data()
     ]
-    # No savepoint of its own: in the caller's transaction, the deliveries and their tasks
-    # stand or fall with the change (and a savepoint would cost two round trips).
-    with transaction.atomic(savepoint=False):
-        deliveries = Delivery.objects.bulk_create(
-            [
-                Delivery(
-                    organization_id=organization_id,
-                    endpoint_id=endpoint.pk,
-                    event=event,
-                    body=body,
-                )
-                for body in bodies
-                for endpoint in endpoints
-            ]
-        )
-        # Their first attempts: one task.
-        deliver_events.enqueue([delivery.pk for delivery in deliveries])
-    return len(deliveries)
+    rows = [
+        (organization_id, endpoint.pk, str(event), body)
+        for body in bodies
+        for endpoint in endpoints
+    ]
+    batch = current_batch()
+    if batch is not None and connection.in_atomic_block:
+        emission = Emission(rows)
+        transaction.on_commit(emission)
+        batch.emissions.append(emission)
+    else:
+        insert_deliveries(rows)
+    return len(rows)
 
 
 def refuse_too_many(organization: Organization) -> None:
@@ -144,7 +247,7 @@ def update_endpoint(*, endpoint: Endpoint, changes: dict[str, Any]) -> Endpoint:
 
 
 def delete_endpoint(*, endpoint: Endpoint) -> None:
-    """Soft-delete; its pending deliveries are not sent (the task finds it deleted)."""
+    """Soft-delete; its pending deliveries are not sent (the worker finds it deleted)."""
     now = timezone.now()
     Endpoint.objects.update_live(endpoint, deleted_at=now, updated_at=now)
 
@@ -168,12 +271,11 @@ def rotate_secret(*, endpoint: Endpoint) -> Endpoint:
 
 def send_again(*, delivery: Delivery) -> bool:
     """One more attempt of a delivery, now, with the same `webhook-id` (the admin's
-    "send again"). Not while an attempt is under way; whether it was queued."""
+    "send again"): due now, for the workers' next look. Not while an attempt is under
+    way; whether it was queued."""
     now = timezone.now()
     with transaction.atomic():
         queued = Delivery.objects.filter(
             pk=delivery.pk, attempts=delivery.attempts, claimed_until__isnull=True
         ).update(status=DeliveryStatus.PENDING, next_attempt_at=now, updated_at=now)
-        if queued:
-            deliver_event.enqueue(delivery.pk, delivery.attempts + 1)
     return bool(queued)

@@ -9,11 +9,11 @@ import hashlib
 import hmac
 import logging
 
-from django.db import transaction
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts.models import Organization
+from events.services import event_batch
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
 from messaging_project.api.parsers import MALFORMED_BODY, loads
@@ -70,7 +70,8 @@ def whatsapp_webhook(request, organization_uuid):
         WHATSAPP_WEBHOOKS.labels(result="malformed").inc()
         return error(400, MALFORMED_BODY)
 
-    with transaction.atomic():
+    # One transaction, whose events are written by one insert (events/services.py).
+    with event_batch():
         summary = process_webhook(organization=organization, payload=payload)
     WHATSAPP_WEBHOOKS.labels(result="processed").inc()
     INBOUND_MESSAGES.inc(summary.messages)

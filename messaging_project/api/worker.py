@@ -22,6 +22,10 @@ running them in production takes:
   (schedule.py): no cron.
 - **A lost database** is logged and waited out; the worker does not exit, and a task
   whose claim or end it could not record runs again.
+- **Other queues.** An app whose rows are a queue of their own (the event deliveries)
+  registers it (`register_queue`, from its AppConfig.ready(): the base imports no app).
+  Each process drains each registered queue in one more thread (the queue's `serve`,
+  which looks for work as it sees fit), and `run_ready_tasks` drains them inline too.
 """
 
 import contextlib
@@ -32,6 +36,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 from django.conf import settings
 from django.db import (
@@ -69,6 +74,27 @@ ABANDONED = (
 
 class TaskAbandoned(Exception):
     """Recorded as the error of a task whose workers kept dying while they ran it."""
+
+
+class Queue(Protocol):
+    """Work kept in an app's own rows, drained by every worker process."""
+
+    name: str
+
+    def serve(self, worker_id: str, stopping: threading.Event) -> None:
+        """Drain the queue until `stopping` is set (then finish what is under way)."""
+
+    def run_due(self, worker_id: str) -> int:
+        """Do some of the work due now in this thread; how much (0: none is due)."""
+
+
+QUEUES: list[Queue] = []
+
+
+def register_queue(queue: Queue) -> None:
+    """Have the workers drain `queue` too (once per name)."""
+    if all(known.name != queue.name for known in QUEUES):
+        QUEUES.append(queue)
 
 
 def ready_tasks(backend_name: str = "default", queue_names=("default",), excluded=()):
@@ -345,6 +371,15 @@ class Worker:
             if ready:
                 self.wake.notify(ready)
 
+    def drain(self, queue: Queue) -> None:
+        """A registered queue's thread."""
+        try:
+            queue.serve(self.worker_id, self.stopping)
+        except Exception:  # a bug: the tasks go on; the queue waits for a restart
+            logger.exception("The queue %s stopped", queue.name)
+        finally:
+            connections.close_all()
+
     def drop_connection(self) -> None:
         with contextlib.suppress(DatabaseError):
             connections[self.alias].close()
@@ -370,9 +405,13 @@ class Worker:
             threading.Thread(target=self.run_thread, name=f"task-{n}", daemon=True)
             for n in range(self.threads)
         ]
+        drains = [
+            threading.Thread(target=self.drain, args=(queue,), name=queue.name)
+            for queue in ([] if self.batch else QUEUES)
+        ]
         listener = Listener(self.alias) if connections[self.alias].vendor == "postgresql" else None
         next_round = next_poll = 0.0
-        for thread in threads:
+        for thread in threads + drains:
             thread.start()
         try:
             while not self.stopping.is_set() and any(t.is_alive() for t in threads):
@@ -394,9 +433,11 @@ class Worker:
                     except LOST_DATABASE:
                         self.drop_connection()
                     next_poll = time.monotonic() + self.interval
+            if self.batch:  # --batch: the queues' due work too, then exit
+                run_queues(self.worker_id)
         finally:
             self.stop()
-            for thread in threads:
+            for thread in threads + drains:
                 thread.join()
             if listener is not None:
                 listener.close()
@@ -412,15 +453,28 @@ class Worker:
             self.wake.notify_all()
 
 
+def run_queues(worker_id: str) -> int:
+    """Do the registered queues' due work in this thread until none is due; how much."""
+    done = 0
+    while progress := sum(queue.run_due(worker_id) for queue in QUEUES):
+        done += progress
+    return done
+
+
 def run_ready_tasks(*, worker_id: str = "inline", max_tasks: int | None = None) -> int:
-    """Run the ready tasks in this thread, one after the other, until none is left
-    (tasks they enqueue included). How many ran. For tests and commands."""
+    """Run the ready tasks in this thread, one after the other, and the registered
+    queues' due work, until none is left (work they add included). How many tasks ran,
+    plus the queues' items done (an event delivery attempted). For tests and commands."""
     worker = Worker(worker_id=worker_id, max_tasks=max_tasks)
     runner = worker.runner()
     ran = 0
-    while worker.run_one(runner):
-        ran += 1
-    return ran
+    while True:
+        while worker.run_one(runner):
+            ran += 1
+        done = run_queues(worker_id) if max_tasks is None else 0
+        if not done:
+            return ran
+        ran += done
 
 
 def run_task_now(result_id: str, *, worker_id: str = "inline") -> bool:

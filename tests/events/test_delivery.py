@@ -7,8 +7,8 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from events import services
+from events.delivery import DeliveryQueue, claim
 from events.models import Delivery, DeliveryStatus
-from events.tasks import deliver_event
 from tests.background import make_due, run_tasks
 from tests.events.conftest import deliveries, run_all, verified
 
@@ -90,12 +90,24 @@ def test_a_refused_connection_is_retried(api, org_a, receiver):
     assert "ConnectionError" in delivery.last_error
 
 
-def test_a_second_run_of_the_same_attempt_posts_nothing(api, endpoint, receiver):
+def test_a_claimed_delivery_is_not_claimed_again_while_its_attempt_is_under_way(
+    api, endpoint, receiver
+):
     api.post("/api/contacts", CONTACT, format="json")
+    [taken] = claim(10)
+    assert taken.attempt == 1
+    assert claim(10) == []  # under way: no other worker takes it
+    assert run_tasks() == 0
     [delivery] = deliveries()
-    assert deliver_event.call(delivery.pk, 1) == "succeeded"
-    assert deliver_event.call(delivery.pk, 1) == "not claimed"
-    assert deliver_event.call(delivery.pk, 2) == "not claimed"  # succeeded: nothing more
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("pending", 1, None)
+    assert receiver.requests == []
+
+
+def test_a_succeeded_delivery_is_not_attempted_again(api, endpoint, receiver):
+    api.post("/api/contacts", CONTACT, format="json")
+    assert run_tasks() == 1
+    assert run_tasks() == 0
+    assert claim(10) == []
     assert len(receiver.requests) == 1
 
 
@@ -111,15 +123,41 @@ def test_an_attempt_whose_worker_died_is_posted_again_once_its_lease_is_over(
     api.post("/api/contacts", CONTACT, format="json")
     [delivery] = deliveries()
     # As if a worker claimed attempt 1 and died while posting.
+    [dead] = claim(10)
+    assert run_tasks() == 0  # it may still be posting
+    # The dead worker's lease is over: another takes the same attempt.
     Delivery.objects.filter(pk=delivery.pk).update(
-        attempts=1, claimed_until=timezone.now() + timedelta(seconds=60)
+        claimed_until=timezone.now() - timedelta(seconds=1)
     )
-    assert deliver_event.call(delivery.pk, 1) == "not claimed"  # it may still be posting
+    [again] = claim(10)
+    assert (again.pk, again.attempt, again.msg_id) == (dead.pk, 1, dead.msg_id)
     Delivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now())
-    assert deliver_event.call(delivery.pk, 1) == "succeeded"
+    assert run_tasks() == 1
     assert len(receiver.requests) == 1
     delivery.refresh_from_db()
-    assert delivery.attempts == 1
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.SUCCEEDED, 1)
+
+
+def test_the_outcome_of_a_claim_whose_lease_was_taken_over_is_not_recorded(api, endpoint, receiver):
+    """The first worker's late answer does not overwrite the attempt its successor
+    owns now (claimed_until is the claim's token)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.delivery import Outcome, endpoints_of, record
+
+    api.post("/api/contacts", CONTACT, format="json")
+    [first] = claim(10)
+    Delivery.objects.filter(pk=first.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+    [second] = claim(10)
+    endpoint = endpoints_of([first])[first.endpoint_id]
+    record([(first, endpoint, Outcome(True, 200))])
+    [delivery] = deliveries()
+    assert (delivery.status, delivery.claimed_until) == ("pending", second.lease)
+    record([(second, endpoint, Outcome(True, 204))])
+    [delivery] = deliveries()
+    assert (delivery.status, delivery.response_status) == ("succeeded", 204)
 
 
 def test_subscriptions_filter_the_events(api, org_a, receiver):
@@ -245,9 +283,9 @@ def test_a_success_ends_the_run_of_failures(api, endpoint, receiver):
 
 
 def test_the_answer_is_read_up_to_a_cap(api, endpoint, receiver, monkeypatch):
-    import events.tasks
+    import events.delivery
 
-    monkeypatch.setattr(events.tasks, "RESPONSE_CAP", 8)
+    monkeypatch.setattr(events.delivery, "RESPONSE_CAP", 8)
     receiver.fail_next(500)
     api.post("/api/contacts", CONTACT, format="json")
     run_tasks()
@@ -273,7 +311,7 @@ def test_finished_deliveries_are_pruned_after_thirty_days(api, endpoint, receive
     assert {d.pk for d in deliveries()} == {recent.pk, pending.pk}
 
 
-def test_an_emission_is_one_task_whose_posts_go_out_together(org_a, receiver):
+def test_an_emission_is_no_task_and_its_posts_go_out_together(org_a, receiver):
     import time
 
     from tests.background import tasks
@@ -282,23 +320,24 @@ def test_an_emission_is_one_task_whose_posts_go_out_together(org_a, receiver):
     for n in range(3):
         services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
     services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
-    assert tasks("events.tasks.deliver_events").count() == 1
+    assert not tasks().exists()  # the deliveries are the queue
     started = time.monotonic()
-    assert run_tasks() == 1
+    assert run_tasks() == 3
     assert time.monotonic() - started < 1.2  # three endpoints of 0.5 s each, at once
     assert len(receiver.requests) == 3
     assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}
 
 
-def test_a_rerun_of_an_emissions_task_posts_nothing_again(org_a, receiver):
-    from tests.background import tasks
-
+def test_the_due_deliveries_are_claimed_posted_and_recorded_in_few_statements(
+    org_a, receiver, django_assert_num_queries
+):
     for n in range(2):
         services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
-    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
-    ids = tasks("events.tasks.deliver_events").get().args_kwargs["args"][0]
-    from events.tasks import deliver_events
-
-    assert set(deliver_events.call(ids).values()) == {"succeeded"}
-    assert set(deliver_events.call(ids).values()) == {"not claimed"}
-    assert len(receiver.requests) == 2
+    for n in range(5):
+        services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
+    # The claim of all ten (UPDATE ... RETURNING), their endpoints (SELECT), and the
+    # successes (one UPDATE): three statements for ten POSTs.
+    with django_assert_num_queries(3):
+        assert DeliveryQueue().run_due() == 10
+    assert len(receiver.requests) == 10
+    assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}

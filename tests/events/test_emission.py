@@ -231,9 +231,6 @@ def test_an_event_is_emitted_with_its_change_or_not_at_all(org_a, listening):
         create_contact(organization=org_a, phone="14155552671", first_name="Ada")
         raise RuntimeError("the caller's transaction rolls back")
     assert events() == []
-    from tests.background import tasks
-
-    assert not tasks("events.tasks.deliver_events").exists()
 
 
 def test_emitting_to_nobody_costs_one_query(org_a):
@@ -253,12 +250,79 @@ def test_emitting_to_an_endpoint_that_does_not_want_the_event_costs_one_query(or
     assert built == []  # the payload was never built
 
 
-def test_emitting_to_two_endpoints_is_one_insert_and_its_tasks(org_a, django_assert_num_queries):
+def test_emitting_to_two_endpoints_is_one_insert(org_a, django_assert_num_queries):
+    from tests.background import tasks
+
     for n in range(2):
         services.create_endpoint(organization=org_a, url=f"https://example.com/{n}")
-    # endpoints; the deliveries' bulk insert; one task for their first attempts
-    with django_assert_num_queries(3):
+    # the endpoints; the deliveries' insert (no task: the rows are the workers' queue)
+    with django_assert_num_queries(2):
         assert emit_event(organization_id=org_a.pk, event="group.created", data={"x": 1}) == 2
+    assert not tasks().exists()
+
+
+def test_a_batch_looks_the_endpoints_up_once_and_inserts_once(org_a, django_assert_num_queries):
+    for n in range(2):
+        services.create_endpoint(organization=org_a, url=f"https://example.com/{n}")
+    # savepoint, the endpoints (once for the three events), this test's count, one
+    # INSERT of the six deliveries, release of the savepoint (a test runs in a transaction)
+    with django_assert_num_queries(5) as captured, services.event_batch():
+        for n in range(3):
+            emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
+        assert Delivery.objects.count() == 0  # kept aside until the batch ends
+    inserts = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1
+    assert [body["data"]["n"] for body in bodies()] == [0, 0, 1, 1, 2, 2]
+    assert Delivery.objects.values("msg_id").distinct().count() == 6
+
+
+def test_an_inbound_webhook_of_new_senders_is_one_lookup_and_one_insert(webhook_org, listening):
+    """Three messages from new senders: three contact.created and three
+    message.received, whatever the number of messages one lookup and one insert."""
+    payload = envelope(
+        *(text_message(f"Hi {n}", sender=f"1415555267{n}", name=f"N{n}") for n in range(3))
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert deliver(webhook_org, payload).status_code == 200
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert sum("events_delivery" in s and s.startswith("INSERT") for s in sql) == 1
+    assert sum("events_endpoint" in s and "is_active" in s for s in sql) == 1
+    assert sorted(events()) == ["contact.created"] * 3 + ["message.received"] * 3
+
+
+def test_the_events_of_a_savepoint_rolled_back_are_dropped(org_a, listening):
+    with services.event_batch():
+        emit_event(organization_id=org_a.pk, event="group.created", data={"n": "kept"})
+        with pytest.raises(RuntimeError), transaction.atomic():
+            emit_event(organization_id=org_a.pk, event="group.created", data={"n": "dropped"})
+            with transaction.atomic():  # a savepoint within, released, rolled back with it
+                emit_event(organization_id=org_a.pk, event="group.updated", data={"n": "in"})
+            raise RuntimeError("this savepoint rolls back")
+        with transaction.atomic():
+            emit_event(organization_id=org_a.pk, event="group.deleted", data={"n": "after"})
+    assert [(b["type"], b["data"]["n"]) for b in bodies()] == [
+        ("group.created", "kept"),
+        ("group.deleted", "after"),
+    ]
+    assert connection.run_on_commit == []  # the batch's markers do not outlive it
+
+
+def test_a_duplicate_message_in_a_webhook_leaves_no_events(webhook_org, listening):
+    """The second copy of a message meets the unique message id: its savepoint (with
+    its message.received) is rolled back, the first copy's events stay."""
+    message = text_message("Hello", wam_id="wamid.TWICE")
+    payload = envelope(message)
+    payload["entry"][0]["changes"].append(payload["entry"][0]["changes"][0])
+    response = deliver(webhook_org, payload)
+    assert response.json()["processed"]["duplicates"] == 1
+    assert sorted(events()) == ["contact.created", "message.received"]
+
+
+def test_a_batch_rolled_back_writes_nothing(org_a, listening):
+    with pytest.raises(RuntimeError), services.event_batch():
+        emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+        raise RuntimeError("the whole transaction rolls back")
+    assert events() == []
 
 
 def test_the_admins_saves_emit_too(org_a, listening):

@@ -4,27 +4,36 @@ transactions (skipped on SQLite, which serialises writers)."""
 import pytest
 
 from events import services
+from events.delivery import DeliveryQueue
 from events.models import Delivery, DeliveryStatus, Endpoint
-from events.tasks import deliver_event
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
 from tests.factories import OrganizationFactory
 
 pytestmark = [on_postgresql, pytest.mark.django_db(transaction=True)]
 
 
-def test_runs_of_the_same_attempt_at_once_post_once(receiver):
-    receiver.delay = 0.3  # the first run is still posting when the others look
+def test_workers_draining_at_once_post_each_delivery_once(receiver):
+    receiver.delay = 0.05  # the first claims are still posting when the others look
     organization = OrganizationFactory()
-    services.create_endpoint(organization=organization, url=receiver.url)
-    from contacts.services import create_contact
+    for n in range(3):
+        services.create_endpoint(organization=organization, url=f"{receiver.url}?{n}")
+    for n in range(40):
+        services.emit_event(organization_id=organization.pk, event="group.created", data={"n": n})
+    queue = DeliveryQueue()
 
-    create_contact(organization=organization, phone="14155552671", first_name="Ada")
-    [delivery] = Delivery.objects.all()
-    results = run_concurrently([lambda: deliver_event.call(delivery.pk, 1) for _ in range(6)])
-    assert sorted(results) == ["not claimed"] * 5 + ["succeeded"]
-    assert len(receiver.requests) == 1
-    delivery.refresh_from_db()
-    assert (delivery.status, delivery.attempts) == (DeliveryStatus.SUCCEEDED, 1)
+    def drain():
+        done = 0
+        while attempted := queue.run_due("racer"):
+            done += attempted
+        return done
+
+    results = run_concurrently([drain for _ in range(6)])
+    assert sum(results) == 120
+    assert len(receiver.requests) == 120
+    assert len({r.headers["webhook-id"] for r in receiver.requests}) == 120
+    assert set(Delivery.objects.values_list("status", "attempts")) == {
+        (DeliveryStatus.SUCCEEDED, 1)
+    }
 
 
 def test_concurrent_creates_never_pass_the_limit():

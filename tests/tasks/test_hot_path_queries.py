@@ -14,10 +14,10 @@ def test_a_message_from_a_new_sender_that_a_reply_answers(
     cloud_webhook_org, hours, django_assert_num_queries
 ):
     # organization with its channel and opt-out words; BEGIN; the message's savepoint;
-    # the contact looked up; its savepoint, insert, live count, endpoints for
-    # contact.created, release; the chat; endpoints for message.received; the reply's
-    # index version (cache); the auto-reply and its task; the release; COMMIT
-    with django_assert_num_queries(16):
+    # the contact looked up; its savepoint, insert, live count, endpoints (for
+    # contact.created, and message.received: once a webhook), release; the chat; the
+    # reply's index version (cache); the auto-reply and its task; the release; COMMIT
+    with django_assert_num_queries(15):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
@@ -38,7 +38,8 @@ def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_
     # the task claimed; the reply claimed; the reply with its organization, channel,
     # message and contact; BEGIN, (PostgreSQL: the message id held), the chat, endpoints
     # for message.sent, statuses kept for it, COMMIT; the reply sent; the task's end;
-    # (the look for another task, none). SQLite claims a task in a transaction of four
+    # (the look for another task, none); the look for due event deliveries, none (their
+    # claim, events/delivery.py). SQLite claims a task in a transaction of four
     # statements (django_tasks_db's), PostgreSQL in one (messaging_project/api/worker.py).
-    with django_assert_num_queries(12 if ON_POSTGRESQL else 16):
+    with django_assert_num_queries(13 if ON_POSTGRESQL else 17):
         assert run_tasks() == 1

@@ -5,9 +5,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from accounts.commands import organization_argument
+from events.services import event_batch
 from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.api.worker import run_task_now
 from sending.gateway import sandbox
@@ -90,7 +90,7 @@ class Command(BaseCommand):
                 }
             ],
         }
-        with transaction.atomic():
+        with event_batch():  # as the webhook view does
             summary = process_webhook(organization=org, payload=payload)
         for task_id in summary.replies:
             # Here and now, unless a running worker took it first: then wait for it.

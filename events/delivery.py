@@ -1,0 +1,323 @@
+"""Delivering events: the Delivery rows are the queue, drained by the worker processes.
+
+A delivery is due while it is pending, not under way, and its `next_attempt_at` (a
+retry's time; none for the first attempt) has come. A worker claims due deliveries
+many at once: one UPDATE of the first due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL,
+so workers never take the same row; SQLite's write lock serializes the claims) counts
+the attempt and sets a lease, `claimed_until`, which is also the claim's token. The
+POSTs go out from a pool of threads with keep-alive sessions, outside any transaction;
+their outcomes are written by the claim that made them (`claimed_until` unchanged),
+the successes in one statement. A worker killed mid-POST leaves its lease to expire
+(`2 x WEBHOOK_TIMEOUT + 30` seconds): another worker then claims the same attempt again
+and posts it, with the same `webhook-id` (at least once; receivers dedupe).
+
+A failed attempt is retried at `next_attempt_at` per WEBHOOK_RETRY_SCHEDULE, then the
+delivery fails. An idle worker looks for due deliveries every POLL seconds: a NOTIFY
+from the inserting transaction was measured to cost the web process more (PostgreSQL
+serializes the commits that notify) than the look costs the worker (docs/performance.md).
+The base's worker runs the queue (`register_queue`, called by events/apps.py).
+"""
+
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import requests
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+from standardwebhooks import Webhook
+
+from events.models import Delivery, DeliveryStatus, Endpoint
+from messaging_project.api.metrics import EVENT_WEBHOOK_DELIVERIES
+from messaging_project.api.public_urls import PrivateAddressRefused, public_session
+
+logger = logging.getLogger(__name__)
+
+# How much of a receiver's answer is read: enough for an operator to see what it said.
+RESPONSE_CAP = 1024
+# An endpoint whose every attempt failed for this long is turned off.
+DISABLE_AFTER = timedelta(days=5)
+USER_AGENT = "messaging-service-webhooks/1"
+# POSTs one worker process has under way at once (threads that only wait on the
+# network): 200 deliveries a second to a receiver answering in 50 ms keep ~10 busy.
+POST_SLOTS = 32
+# Deliveries one claim takes at most when run inline (tests, commands).
+INLINE_BATCH = 100
+# After an answer the worker waits this long, so that the answers of that moment are
+# recorded (and the slots they free filled) by one statement each.
+GATHER = 0.02
+# How often a worker looks for due deliveries (new ones, retries come due): one indexed
+# UPDATE that finds nothing, ten a second, when idle.
+POLL = 0.1
+NOT_SENT = "The endpoint was deleted or turned off."
+
+CLAIM_SQL = """
+UPDATE {table} SET
+    attempts = CASE WHEN claimed_until IS NULL THEN attempts + 1 ELSE attempts END,
+    claimed_until = %s, next_attempt_at = NULL, updated_at = %s
+WHERE id IN (
+    SELECT id FROM {table}
+    WHERE status = 'pending' AND (
+        (claimed_until IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= %s))
+        OR claimed_until < %s
+    )
+    ORDER BY id LIMIT %s {lock}
+)
+RETURNING id, endpoint_id, msg_id, event, body, attempts
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    succeeded: bool
+    response_status: int | None = None
+    error: str = ""
+    final: bool = False  # no later attempt could help (the address is refused)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One attempt this worker took: the delivery as the claim returned it."""
+
+    pk: int
+    endpoint_id: int
+    msg_id: str
+    event: str
+    body: str
+    attempt: int
+    lease: datetime  # its claimed_until: only this claim records the outcome
+
+
+def lease() -> timedelta:
+    """How long an attempt may take before another worker may assume this one died."""
+    return timedelta(seconds=2 * settings.WEBHOOK_TIMEOUT + 30)
+
+
+def claim(limit: int, now: datetime | None = None) -> list[Claimed]:
+    """Take up to `limit` due deliveries (first attempts, retries come due, attempts
+    whose lease expired) in one statement."""
+    now = now or timezone.now()
+    until = now + lease()
+    ops = connection.ops
+    lock = "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    sql = CLAIM_SQL.format(table=ops.quote_name(Delivery._meta.db_table), lock=lock)
+    at = ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ops.adapt_datetimefield_value(until), at, at, at, limit])
+        rows = cursor.fetchall()
+    return [Claimed(*row, lease=until) for row in sorted(rows)]
+
+
+def endpoints_of(claimed: list[Claimed]) -> dict[int, Endpoint]:
+    ids = {item.endpoint_id for item in claimed}
+    return {endpoint.pk: endpoint for endpoint in Endpoint.objects.filter(pk__in=ids)}
+
+
+def signatures(endpoint: Endpoint, msg_id: str, timestamp: datetime, body: str) -> str:
+    """The current secret's signature, and during a rotation's overlap the old one's too,
+    space-separated as the Standard Webhooks specification allows."""
+    signed = [Webhook(endpoint.secret).sign(msg_id, timestamp, body)]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret and expires is not None and expires > timezone.now():
+        signed.append(Webhook(endpoint.previous_secret).sign(msg_id, timestamp, body))
+    return " ".join(signed)
+
+
+local = threading.local()
+
+
+def session() -> requests.Session:
+    """This thread's session (the public-address rule on every new connection): its
+    connections are kept alive between deliveries to the same endpoint."""
+    if getattr(local, "session", None) is None:
+        local.session = public_session()
+    return local.session
+
+
+def post(item: Claimed, endpoint: Endpoint) -> Outcome:
+    """One attempt: the signed POST, no redirects, timeouts, the answer read up to a cap.
+    No database access (it runs in a pool thread)."""
+    if endpoint.deleted_at is not None or not endpoint.is_active:
+        return Outcome(False, error=NOT_SENT, final=True)
+    timestamp = datetime.fromtimestamp(int(timezone.now().timestamp()), tz=UTC)
+    headers = {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": item.msg_id,
+        "webhook-timestamp": str(int(timestamp.timestamp())),
+        "webhook-signature": signatures(endpoint, item.msg_id, timestamp, item.body),
+    }
+    timeout = settings.WEBHOOK_TIMEOUT
+    try:
+        response = session().post(
+            endpoint.url,
+            data=item.body.encode(),
+            headers=headers,
+            timeout=(timeout, timeout),
+            allow_redirects=False,
+            stream=True,
+        )
+        with response:
+            answer = next(response.iter_content(RESPONSE_CAP), b"")
+    except PrivateAddressRefused as refused:
+        return Outcome(False, error=str(refused), final=True)
+    except requests.RequestException as error:
+        return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
+    except Exception as error:  # a bug must not leave the attempt unrecorded
+        logger.exception("Event delivery %s: unexpected error", item.msg_id)
+        return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
+    if 200 <= response.status_code < 300:
+        return Outcome(True, response.status_code)
+    shown = answer.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
+    return Outcome(False, response.status_code, f"HTTP {response.status_code}: {shown}")
+
+
+def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int, str]:
+    """Write the outcomes of attempts (only where this claim still holds the delivery);
+    what became of each. The successes are one statement per response status."""
+    now = timezone.now()
+    states: dict[int, str] = {}
+    succeeded: dict[tuple[int | None, datetime], list[int]] = {}
+    recovered: set[int] = set()  # endpoints whose run of failures a success ends
+    for item, endpoint, outcome in results:
+        if outcome.succeeded:
+            succeeded.setdefault((outcome.response_status, item.lease), []).append(item.pk)
+            if endpoint is not None and endpoint.failing_since is not None:
+                recovered.add(endpoint.pk)
+            states[item.pk] = DeliveryStatus.SUCCEEDED
+    for (response_status, until), ids in succeeded.items():
+        Delivery.objects.filter(pk__in=ids, claimed_until=until).update(
+            status=DeliveryStatus.SUCCEEDED,
+            claimed_until=None,
+            response_status=response_status,
+            last_error="",
+            updated_at=now,
+        )
+        EVENT_WEBHOOK_DELIVERIES.labels(result=DeliveryStatus.SUCCEEDED).inc(len(ids))
+    if recovered:  # as read at the claim: a failure recorded since is cleared too
+        Endpoint.objects.filter(pk__in=recovered).update(failing_since=None)
+    for item, endpoint, outcome in results:
+        if not outcome.succeeded:
+            states[item.pk] = record_failure(item, endpoint, outcome, now)
+    return states
+
+
+def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, now) -> str:
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE
+    mine = Delivery.objects.filter(pk=item.pk, claimed_until=item.lease)
+    fields = {
+        "claimed_until": None,
+        "response_status": outcome.response_status,
+        "last_error": outcome.error,
+        "updated_at": now,
+    }
+    with transaction.atomic():
+        if not outcome.final and item.attempt <= len(schedule):
+            next_at = now + timedelta(seconds=schedule[item.attempt - 1])
+            mine.update(next_attempt_at=next_at, **fields)
+            state = "retrying"
+        else:
+            mine.update(status=DeliveryStatus.FAILED, **fields)
+            state = DeliveryStatus.FAILED
+        if endpoint is not None and endpoint.is_active and endpoint.deleted_at is None:
+            note_failure(endpoint.pk, now)
+    EVENT_WEBHOOK_DELIVERIES.labels(result=state).inc()
+    logger.warning(
+        "Event delivery %s (%s) attempt %s failed, %s: %s",
+        item.msg_id,
+        item.event,
+        item.attempt,
+        state,
+        outcome.error,
+    )
+    return state
+
+
+def note_failure(endpoint_id: int, now: datetime) -> None:
+    """Start the endpoint's run of failures, and turn it off when the run is DISABLE_AFTER
+    long (every attempt since then failed: a success ends the run)."""
+    Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
+    Endpoint.objects.filter(
+        pk=endpoint_id, is_active=True, failing_since__lte=now - DISABLE_AFTER
+    ).update(
+        is_active=False,
+        disabled_reason=(
+            f"Turned off on {now:%Y-%m-%d %H:%M} UTC: every delivery failed for "
+            f"{DISABLE_AFTER.days} days."
+        ),
+        updated_at=now,
+    )
+
+
+def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:
+    if endpoint is None:  # gone with its organization meanwhile
+        return Outcome(False, error=NOT_SENT, final=True)
+    return post(item, endpoint)
+
+
+class DeliveryQueue:
+    """The deliveries as one of the worker's queues (messaging_project/api/worker.py)."""
+
+    name = "event-deliveries"
+
+    def __init__(self, slots: int = POST_SLOTS) -> None:
+        self.slots = slots
+        self.pool: ThreadPoolExecutor | None = None
+        self.pool_lock = threading.Lock()
+
+    def posts(self) -> ThreadPoolExecutor:
+        with self.pool_lock:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(self.slots, thread_name_prefix="event-post")
+            return self.pool
+
+    def run_due(self, worker_id: str = "") -> int:
+        """Attempt the due deliveries (up to INLINE_BATCH) in this thread, their POSTs
+        together; how many. For tests and commands."""
+        claimed = claim(INLINE_BATCH)
+        if not claimed:
+            return 0
+        endpoints = endpoints_of(claimed)
+        targets = [endpoints.get(item.endpoint_id) for item in claimed]
+        outcomes = list(self.posts().map(attempt, claimed, targets))
+        record(list(zip(claimed, targets, outcomes, strict=True)))
+        return len(claimed)
+
+    def serve(self, worker_id: str, stopping: threading.Event) -> None:
+        """Drain the queue until `stopping` (and the POSTs under way are recorded):
+        claim as many due deliveries as there are free slots, record the answers as they
+        come, look again every POLL seconds."""
+        in_flight: dict[Future, tuple[Claimed, Endpoint | None]] = {}
+        wake = threading.Event()  # set by each answer
+        failures = 0
+        while True:
+            wake.clear()
+            try:
+                done = [future for future in in_flight if future.done()]
+                if done:
+                    record([(*in_flight.pop(f), f.result()) for f in done])
+                if stopping.is_set() and not in_flight:
+                    return
+                free = self.slots - len(in_flight)
+                claimed = claim(free) if free and not stopping.is_set() else []
+                if claimed:
+                    endpoints = endpoints_of(claimed)
+                for item in claimed:
+                    endpoint = endpoints.get(item.endpoint_id)
+                    future = self.posts().submit(attempt, item, endpoint)
+                    in_flight[future] = (item, endpoint)
+                    future.add_done_callback(lambda _future: wake.set())
+                failures = 0
+            except DatabaseError:
+                # Outcomes not written: those attempts run again after their lease.
+                failures += 1
+                logger.exception("Event deliveries: the database is unreachable; trying again")
+                connection.close()
+                stopping.wait(min(30.0, 0.5 * 2**failures))
+                continue
+            if wake.wait(POLL):
+                time.sleep(GATHER)  # let the answers of this moment gather

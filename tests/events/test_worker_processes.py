@@ -1,0 +1,108 @@
+"""The delivery queue with real worker processes on PostgreSQL: a worker killed while
+it posts, and two workers draining the same deliveries. Counted at a real receiver."""
+
+import time
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from events import services
+from events.models import Delivery, DeliveryStatus
+from messaging_project.api.models import WorkerHeartbeat
+from tests.factories import OrganizationFactory
+from tests.tasks.processes import environment, start_worker, stop, wait_until
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="real processes against one PostgreSQL"
+    ),
+]
+
+
+def worker_env(tmp_path):
+    return environment(tmp_path, WEBHOOK_ALLOW_PRIVATE_URLS="true", WEBHOOK_TIMEOUT="10")
+
+
+def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_lease(
+    receiver, tmp_path
+):
+    receiver.delay = 3  # the first worker is killed while the receiver takes its time
+    organization = OrganizationFactory()
+    services.create_endpoint(organization=organization, url=receiver.url)
+    services.emit_event(organization_id=organization.pk, event="group.created", data={"n": 1})
+    [delivery] = Delivery.objects.all()
+    log = tmp_path / "workers.log"
+    env = worker_env(tmp_path)
+
+    first = start_worker(env, log, "--worker-id", "first")
+    try:
+        wait_until(
+            lambda: Delivery.objects.filter(claimed_until__isnull=False).exists(),
+            what="the first worker's claim",
+        )
+        time.sleep(1)  # its POST is out (loopback), the answer 2 s away
+    finally:
+        first.kill()  # SIGKILL: no chance to record anything
+        first.wait(10)
+    receiver.delay = 0
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.PENDING, 1)
+
+    second = start_worker(env, log, "--worker-id", "second")
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.filter(worker_id="second").exists())
+        time.sleep(2)  # the lease holds: the second worker leaves it alone
+        assert Delivery.objects.get().status == DeliveryStatus.PENDING
+        assert receiver.wait_for(1, timeout=5)  # the first worker's POST, answered late
+        assert len(receiver.requests) == 1
+        # The lease (2 x WEBHOOK_TIMEOUT + 30 s) runs out.
+        Delivery.objects.update(claimed_until=timezone.now())
+        wait_until(
+            lambda: Delivery.objects.get().status == DeliveryStatus.SUCCEEDED,
+            what="the second worker's attempt",
+        )
+    finally:
+        assert stop(second) == 0, log.read_text()[-3000:]
+
+    # Posted again (at least once), with the same webhook-id and body.
+    assert len(receiver.requests) == 2
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {delivery.msg_id}
+    assert len({r.body for r in receiver.requests}) == 1
+    delivery.refresh_from_db()
+    assert (delivery.attempts, delivery.response_status) == (1, 200)
+
+
+def test_two_workers_drain_five_hundred_deliveries_each_posted_once(receiver, tmp_path):
+    receiver.delay = 0.005
+    organization = OrganizationFactory()
+    for n in range(5):
+        services.create_endpoint(organization=organization, url=f"{receiver.url}?{n}")
+    log = tmp_path / "workers.log"
+    env = worker_env(tmp_path)
+    workers = [start_worker(env, log, "--worker-id", f"w{n}") for n in range(2)]
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+        with transaction.atomic(), services.event_batch():  # all at once: they race
+            for n in range(100):
+                services.emit_event(
+                    organization_id=organization.pk, event="group.created", data={"n": n}
+                )
+        assert receiver.wait_for(500, timeout=120), len(receiver.requests)
+        wait_until(
+            lambda: not Delivery.objects.filter(status=DeliveryStatus.PENDING).exists(),
+            what="the outcomes recorded",
+        )
+        time.sleep(1)  # nothing more arrives
+    finally:
+        codes = [stop(worker) for worker in workers]
+
+    assert codes == [0, 0], log.read_text()[-3000:]
+    assert len(receiver.requests) == 500
+    ids = {r.headers["webhook-id"] for r in receiver.requests}
+    assert ids == set(Delivery.objects.values_list("msg_id", flat=True))
+    assert set(Delivery.objects.values_list("status", "attempts")) == {
+        (DeliveryStatus.SUCCEEDED, 1)
+    }
