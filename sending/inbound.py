@@ -217,18 +217,13 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
             skip(organization, summary, error)
     if not updates:
         return
-    wam_ids = {update.wam_id for update in updates}
-    # Before looking for the chats: a send recording one of them now waits for our commit
-    # and then finds the statuses we keep aside (sending/statuses.py).
-    hold_message_ids(organization.pk, wam_ids)
-    chats = {
-        chat.wam_id: chat
-        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
-    }
+    # The events stored before first: WhatsApp delivers again whatever did not get our 200,
+    # and a delivery that holds nothing new needs neither the locks nor the chats. (An
+    # event stored after this look is one the unique constraint below keeps once.)
     seen = set(
-        ChatStatusEvent.objects.filter(organization=organization, wam_id__in=wam_ids).values_list(
-            "wam_id", "status", "timestamp"
-        )
+        ChatStatusEvent.objects.filter(
+            organization=organization, wam_id__in={update.wam_id for update in updates}
+        ).values_list("wam_id", "status", "timestamp")
     )
     new: list[StatusUpdate] = []
     for update in updates:
@@ -237,6 +232,16 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
             continue
         seen.add(update.key)
         new.append(update)
+    if not new:
+        return
+    wam_ids = {update.wam_id for update in new}
+    # Before looking for the chats: a send recording one of them now waits for our commit
+    # and then finds the statuses we keep aside (sending/statuses.py).
+    hold_message_ids(organization.pk, wam_ids)
+    chats = {
+        chat.wam_id: chat
+        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
+    }
     # ignore_conflicts: a concurrent delivery of the same events may have stored them
     # since we looked; the unique constraint keeps each event once.
     ChatStatusEvent.objects.bulk_create(
