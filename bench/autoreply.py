@@ -287,6 +287,33 @@ def status_throughput(base: str, organization_uuid: str, seconds: float, scratch
     )
 
 
+def webhook_throughput(base, organization_uuid, server, database_url, args, scratch) -> list:
+    """The webhook rows: status updates, then inbound messages, each with the worker
+    running and with it paused (SIGSTOP), so that the web process is measured alone too.
+    The code before the tasks has no worker to pause (its replies are sent by threads of
+    the web process), so it has no `_web_alone` rows. Each row starts with the task
+    queue empty."""
+    from bench.processes import stopped, worker_pids
+
+    workers = worker_pids(server)
+    rows = []
+    for kind, measure in (("statuses", status_throughput), ("messages", throughput)):
+        for paused in (False, True) if workers else (False,):
+            with stopped(workers if paused else []):
+                row = measure(base, organization_uuid, args.throughput_seconds, scratch)
+            drained_within(database_url, 120)
+            name = f"webhook_{kind}" + ("_web_alone" if paused else "")
+            rows.append({"name": name, "worker_paused": paused, **row})
+    return rows
+
+
+def drained_within(database_url: str, seconds: float) -> None:
+    """Wait until the task queue is empty (or `seconds` passed)."""
+    ended = time.monotonic() + seconds
+    while (queue_depth(database_url) or 0) and time.monotonic() < ended:
+        time.sleep(0.5)
+
+
 def main() -> None:
     from bench.processes import (
         migrate_and_seed,
@@ -348,18 +375,7 @@ def main() -> None:
             )
             for rate in args.rates.split(",")
         ]
-        rows.append(
-            {
-                "name": "webhook_statuses",
-                **status_throughput(base, organization_uuid, args.throughput_seconds, scratch),
-            }
-        )
-        rows.append(
-            {
-                "name": "webhook_messages",
-                **throughput(base, organization_uuid, args.throughput_seconds, scratch),
-            }
-        )
+        rows += webhook_throughput(base, organization_uuid, processes[-1], db_url, args, scratch)
         print(
             json.dumps({"root": str(root), "procfile": (root / "Procfile").exists(), "rows": rows})
         )

@@ -21,9 +21,7 @@ measuring anything new.
 
 import argparse
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -51,6 +49,8 @@ from bench.processes import (  # noqa: E402
     migrate_and_seed,
     scenario_environment,
     stop_process_groups,
+    stopped,
+    worker_pids,
 )
 from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
 from devtools.webhook_receiver import WebhookReceiver  # noqa: E402
@@ -172,32 +172,6 @@ def set_endpoints_active(database_url: str, organization: str, active: bool) -> 
         )
 
 
-def worker_pids(server: subprocess.Popen) -> list[int]:
-    """The task worker among the server's descendants (honcho's `worker:` process)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                # pid (comm) state ppid ...: comm may hold spaces, so split after ")".
-                stat = (entry / "stat").read_text()
-                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    descendants, frontier = set(), {server.pid}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
-        descendants |= frontier
-    found = []
-    for pid in descendants:
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"db_worker" in command:
-            found.append(pid)
-    return found
-
-
 def throughput(base, organization, database_url, server, seconds, *, pause_worker) -> dict:
     """The web process's webhook throughput without and with the two endpoints, in
     alternating rounds so that a busy moment of the shared machine costs both alike.
@@ -208,13 +182,8 @@ def throughput(base, organization, database_url, server, seconds, *, pause_worke
     rounds = []
     for active in (False, True, False, True):
         set_endpoints_active(database_url, organization, active)
-        for pid in workers:
-            os.kill(pid, signal.SIGSTOP)
-        try:
+        with stopped(workers):
             rounds.append((active, closed_loop(url, seconds)))
-        finally:
-            for pid in workers:
-                os.kill(pid, signal.SIGCONT)
         time.sleep(2 if not pause_worker else 6)  # let the worker catch up
     set_endpoints_active(database_url, organization, True)
     without = [r["rps"] for active, r in rounds if not active]

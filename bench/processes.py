@@ -1,6 +1,7 @@
 """The processes a bench scenario starts and stops: the environment of `make run`'s two
-processes on a scratch database, its migration and seed, the Cloud API stand-in, and
-every process group (honcho, gunicorn, the worker, the stand-in) stopped at the end."""
+processes on a scratch database, its migration and seed, the Cloud API stand-in, the
+task worker found and paused (so that the web process is measured alone), and every
+process group (honcho, gunicorn, the worker, the stand-in) stopped at the end."""
 
 import contextlib
 import os
@@ -70,3 +71,41 @@ def stop_process_groups(processes: list[subprocess.Popen], timeout: float = 30) 
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
+
+
+def worker_pids(server: subprocess.Popen) -> list[int]:
+    """The task worker among the server's descendants (honcho's `worker:` process)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                # pid (comm) state ppid ...: comm may hold spaces, so split after ")".
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    descendants, frontier = set(), {server.pid}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - descendants
+        descendants |= frontier
+    found = []
+    for pid in descendants:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"db_worker" in command:
+            found.append(pid)
+    return found
+
+
+@contextlib.contextmanager
+def stopped(pids: list[int]):
+    """The processes `pids` stopped (SIGSTOP) for the block, continued after it."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)

@@ -49,6 +49,34 @@ ORDER BY id LIMIT %(limit)s
 )
 
 
+# The live contact of a WhatsApp user, by number or by user id: every inbound message
+# looks for its sender, and through the ORM building this statement cost about three
+# times running it (docs/performance.md, 2026-11-24). The unique live indexes make it
+# one row at most; ORDER BY id as `.first()` would.
+LIVE_BY_SQL = {
+    field: f"SELECT {', '.join(f.column for f in FIELDS)} FROM {TABLES['contact']} "  # noqa: S608
+    f"WHERE organization_id = %s AND {field} = %s AND deleted_at IS NULL ORDER BY id LIMIT 1"
+    for field in ("phone", "user_id")
+}
+
+
+def live_contact_by(*, organization_id: int, **identity: str) -> Contact | None:
+    """The organization's live contact with this `phone=` or `user_id=`, if any."""
+    [(field, value)] = identity.items()
+    db = connections[DEFAULT_DB_ALIAS]
+    with db.cursor() as cursor:
+        cursor.execute(LIVE_BY_SQL[field], [organization_id, value])
+        row = cursor.fetchone()
+    return None if row is None else contact_from_row(db, list(row), field_converters(db))
+
+
+def contact_from_row(db, values: list, converters: list) -> Contact:
+    """A contact from its columns (FIELDS' order), with the ORM's `converters`."""
+    for index, convert in converters:
+        values[index] = convert(values[index], None, db)
+    return Contact.from_db(db.alias, NAMES, values)
+
+
 def live_contacts(*, organization_id: int) -> QuerySet[Contact]:
     """The organization's plain list: its live contacts by id."""
     return Contact.objects.live().filter(organization_id=organization_id).order_by("id")
@@ -134,11 +162,7 @@ def contact_page(*, organization_id: int, offset: int, limit: int) -> ContactPag
     # JSON alone). A RawQuerySet, which maps the columns to fields anew on every query,
     # cost a list request 0.27 ms more CPU (in-process, median of 1,400 requests).
     converters = field_converters(db)
-    contacts = []
-    for *values, _total in rows:
-        for index, convert in converters:
-            values[index] = convert(values[index], None, db)
-        contacts.append(Contact.from_db(db.alias, NAMES, values))
+    contacts = [contact_from_row(db, values, converters) for *values, _total in rows]
     return ContactPage(contacts=contacts, total=rows[0][-1] if rows else None)
 
 

@@ -1,6 +1,7 @@
 """Writes to contacts and contact groups. The API, the admin, sending and the
 webhooks all come through here, so each rule is enforced once."""
 
+from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
+from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import emit_event, emit_events
 from messaging_project.api.formats import iso_datetime, laravel_datetime
@@ -334,9 +336,9 @@ def contact_for_whatsapp_user(
     of a contact that has none.
     """
     for _attempt in range(2):
-        live = Contact.objects.live().filter(organization=organization)
-        by_phone = live.filter(phone=phone).first() if phone else None
-        by_user = live.filter(user_id=user_id).first() if user_id else None
+        found = partial(live_contact_by, organization_id=organization.pk)
+        by_phone = found(phone=phone) if phone else None
+        by_user = found(user_id=user_id) if user_id else None
         if by_phone is not None:
             if user_id and not by_phone.user_id and by_user is None:
                 set_whatsapp_identity(by_phone, user_id=user_id)

@@ -28,8 +28,9 @@ dropped and the item kept. A database error that is not about the item (the data
 went away) is not a skip: it fails the delivery, which WhatsApp then retries.
 
 An auto-reply talks to the network, so it is a task (sending/tasks.py): the message is
-matched against the canned replies here, and the AutoReply and its task are written
-with the inbound chat, in the webhook's transaction. A crash after the commit delays
+matched against the canned replies here, and the task, carrying the reply as matched,
+is written with the inbound chat, in the webhook's transaction (its first run writes
+the AutoReply). A crash after the commit delays
 the reply until a worker runs it; it cannot lose it. The webhook answers at once
 however slow the channel is. See docs/webhooks.md.
 """
@@ -51,7 +52,7 @@ from messaging_project.api.storable import is_storable_json, without_unstorable
 from sending.events import emit_chat
 from sending.gateway.cloud_api import is_message_id
 from sending.media import attach_media
-from sending.models import AutoReply, Channel, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import Channel, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.statuses import WEBHOOK_STATUSES, advance_statuses, hold_message_ids
 from sending.tasks import send_auto_reply
 
@@ -217,18 +218,13 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
             skip(organization, summary, error)
     if not updates:
         return
-    wam_ids = {update.wam_id for update in updates}
-    # Before looking for the chats: a send recording one of them now waits for our commit
-    # and then finds the statuses we keep aside (sending/statuses.py).
-    hold_message_ids(organization.pk, wam_ids)
-    chats = {
-        chat.wam_id: chat
-        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
-    }
+    # The events stored before first: WhatsApp delivers again whatever did not get our 200,
+    # and a delivery that holds nothing new needs neither the locks nor the chats. (An
+    # event stored after this look is one the unique constraint below keeps once.)
     seen = set(
-        ChatStatusEvent.objects.filter(organization=organization, wam_id__in=wam_ids).values_list(
-            "wam_id", "status", "timestamp"
-        )
+        ChatStatusEvent.objects.filter(
+            organization=organization, wam_id__in={update.wam_id for update in updates}
+        ).values_list("wam_id", "status", "timestamp")
     )
     new: list[StatusUpdate] = []
     for update in updates:
@@ -237,6 +233,16 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
             continue
         seen.add(update.key)
         new.append(update)
+    if not new:
+        return
+    wam_ids = {update.wam_id for update in new}
+    # Before looking for the chats: a send recording one of them now waits for our commit
+    # and then finds the statuses we keep aside (sending/statuses.py).
+    hold_message_ids(organization.pk, wam_ids)
+    chats = {
+        chat.wam_id: chat
+        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
+    }
     # ignore_conflicts: a concurrent delivery of the same events may have stored them
     # since we looked; the unique constraint keeps each event once.
     ChatStatusEvent.objects.bulk_create(
@@ -440,16 +446,16 @@ def system_contact(organization: Organization, item: dict, contacts: list[dict])
 
 
 def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
-    """Owe the sender the matching canned reply, if one matches: the AutoReply and the
-    task that sends it, in the caller's transaction."""
+    """Owe the sender the matching canned reply, if one matches: the task that sends it,
+    carrying the reply as matched now, in the caller's transaction. Its first run writes
+    the AutoReply (sending/tasks.py): one INSERT less in every such webhook."""
     reply = find_reply(organization=chat.organization, text=text)
     if reply is None:
         return
-    auto_reply = AutoReply.objects.create(
-        organization=chat.organization,
-        inbound=chat,
-        canned_reply=reply,
-        message=reply.response_text,
-        media_type=reply.media_type,
-    )
-    summary.replies.append(send_auto_reply.enqueue(auto_reply.pk).id)
+    owed = {
+        "inbound": chat.pk,
+        "canned_reply": reply.pk,
+        "message": reply.response_text,
+        "media_type": reply.media_type,
+    }
+    summary.replies.append(send_auto_reply.enqueue(owed=owed).id)

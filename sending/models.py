@@ -184,7 +184,9 @@ class ChatStatusEvent(models.Model):
 
 
 class AutoReplyState(models.TextChoices):
-    PENDING = "pending", "pending"  # enqueued with the inbound message, not tried yet
+    # Written by the webhook before 2026-11-24, not tried yet (now the task's first run
+    # writes the row, already `sending`).
+    PENDING = "pending", "pending"
     SENDING = "sending", "sending"  # a task run claimed it: the send may be under way
     RETRYING = "retrying", "retrying"  # the channel failed for now; the next try is enqueued
     SENT = "sent", "sent"
@@ -197,10 +199,10 @@ class AutoReplyState(models.TextChoices):
 class AutoReply(models.Model):
     """The canned reply owed to one inbound message, and what became of it.
 
-    Created with the inbound chat, in the webhook's transaction, together with the task
-    that sends it (sending/tasks.py). One per inbound chat; a task run claims it by a
-    conditional update before calling the channel, so it is sent at most once however
-    many times the task runs.
+    Written by the first run of the task the webhook enqueued with the inbound chat
+    (sending/tasks.py), as its claim. One per inbound chat (the unique constraint makes
+    that claim once-only); any other run claims it by a conditional update before calling
+    the channel, so it is sent at most once however many times the task runs.
     """
 
     organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE)

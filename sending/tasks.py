@@ -2,26 +2,31 @@
 message by link), and the download of an inbound message's media (`fetch_media`).
 
 Tasks run at least once (a worker that dies mid-task leaves it to another), so the
-auto-reply is claimed before the channel is called: a conditional update moves it
-from `pending` (or `retrying`) to `sending`, and only the run that moved it sends.
-A run that finds it `sending` already knows that an earlier run died during the send:
-WhatsApp may have delivered it or not, and we cannot ask, so the reply is marked
-`unknown` and logged rather than sent a second time.
+auto-reply is claimed before the channel is called. The webhook enqueues what it
+matched (`owed`: the inbound chat, the canned reply, its text or media URL); the first
+run writes the `AutoReply` as its claim, already `sending`, and the unique inbound chat
+lets one run write it. Any other run, and a retry (which names the `AutoReply`), claims
+by a conditional update from `retrying` (or `pending`, the rows the webhook wrote
+before) to `sending`; only the run that wrote or moved it sends. A run that finds it
+`sending` already knows that an earlier run died during the send: WhatsApp may have
+delivered it or not, and we cannot ask, so the reply is marked `unknown` and logged
+rather than sent a second time.
 """
 
 import logging
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
 
+from canned_replies.models import CannedReply
 from messaging_project.api.retries import retry_later
 from sending import media as inbound_media
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
-from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
+from sending.models import AutoReply, AutoReplyState, Chat, ChatMedia, MediaState
 from sending.services import SendFailed, send_media, send_message
 
 logger = logging.getLogger(__name__)
@@ -33,13 +38,25 @@ OWNED = [AutoReplyState.SENDING, AutoReplyState.UNKNOWN]
 
 
 @task()
-def send_auto_reply(auto_reply_id: int) -> str:
-    """Send one auto-reply, at most once; the state it is left in."""
-    claimed = AutoReply.objects.filter(pk=auto_reply_id, state__in=CLAIMABLE).update(
-        state=AutoReplyState.SENDING, attempts=F("attempts") + 1, updated_at=timezone.now()
-    )
-    if not claimed:
-        return not_claimed(auto_reply_id)
+def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = None) -> str:
+    """Send one auto-reply, at most once; the state it is left in. `owed` is what the
+    webhook matched (its first run); a retry names the AutoReply instead."""
+    if owed is not None and (written := write_claim(owed)) is not None:
+        auto_reply_id = written
+    else:
+        if owed is not None:  # another run wrote it: claimed as a retry is
+            auto_reply_id = (
+                AutoReply.objects.filter(inbound_id=owed["inbound"])
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if auto_reply_id is None:
+                return "gone"  # the inbound chat was deleted meanwhile
+        claimed = AutoReply.objects.filter(pk=auto_reply_id, state__in=CLAIMABLE).update(
+            state=AutoReplyState.SENDING, attempts=F("attempts") + 1, updated_at=timezone.now()
+        )
+        if not claimed:
+            return not_claimed(auto_reply_id)
     # The channel's settings in the same query: the send needs them (Channel.of).
     auto_reply = AutoReply.objects.select_related(
         "organization__channel_settings", "inbound__contact"
@@ -65,6 +82,37 @@ def send_auto_reply(auto_reply_id: int) -> str:
         logger.warning("Auto-reply %s not sent: the channel is not configured", auto_reply_id)
         return finish(auto_reply, AutoReplyState.FAILED, error=error.detail)
     return finish(auto_reply, AutoReplyState.SENT, reply=result.chat)
+
+
+# The claim of a reply's first run: its AutoReply written `sending`, unless a row for the
+# inbound chat exists (the unique constraint); its organization and the moment it was
+# owed are the inbound chat's, and a canned reply deleted since is no longer named. One
+# statement, written out: it runs for every reply. (SQLite needs the SELECT's WHERE to
+# read ON CONFLICT as the INSERT's.)
+WRITE_CLAIM = f"""
+    INSERT INTO {AutoReply._meta.db_table}
+        (organization_id, inbound_id, canned_reply_id, message, media_type, state, attempts,
+         last_error, created_at, updated_at)
+    SELECT chat.organization_id, chat.id,
+        (SELECT reply.id FROM {CannedReply._meta.db_table} reply WHERE reply.id = %s),
+        %s, %s, '{AutoReplyState.SENDING.value}', 1, '', chat.created_at, %s
+    FROM {Chat._meta.db_table} chat WHERE chat.id = %s
+    ON CONFLICT (inbound_id) DO NOTHING
+    RETURNING id
+"""  # noqa: S608
+
+
+def write_claim(owed: dict) -> int | None:
+    """The id of the AutoReply this run wrote, claimed; None when there was one already
+    (or the inbound chat is gone)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            WRITE_CLAIM,
+            [owed["canned_reply"], owed["message"], owed["media_type"], now, owed["inbound"]],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def not_claimed(auto_reply_id: int) -> str:

@@ -17,7 +17,7 @@ import base64
 import hashlib
 import logging
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -71,6 +71,7 @@ def fernet() -> MultiFernet:
 
 def forget_keys(**kwargs) -> None:
     fernet.cache_clear()
+    plaintext.cache_clear()
 
 
 setting_changed.connect(forget_keys)
@@ -90,6 +91,13 @@ def decrypt(stored: str) -> str:
     """The plaintext of a stored value; a plain value (not yet encrypted) as it is."""
     if not is_encrypted(stored):
         return stored
+    return plaintext(stored)
+
+
+# Every webhook loads its channel's secrets: each ciphertext is decrypted once per process
+# (a few, small; a new key list, in tests, forgets them with the keys).
+@lru_cache(maxsize=512)
+def plaintext(stored: str) -> str:
     try:
         return fernet().decrypt(stored.removeprefix(PREFIX).encode("ascii")).decode()
     except (InvalidToken, UnicodeError):

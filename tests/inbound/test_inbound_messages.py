@@ -68,6 +68,26 @@ def test_existing_contact_is_reused_and_keeps_its_name(webhook_org):
     assert Contact.objects.count() == 1
 
 
+def test_the_sender_is_only_a_live_contact_of_the_organization(webhook_org, org_b):
+    from contacts.services import delete_contact
+
+    theirs = ContactFactory(organization=org_b, phone="14155552671")
+    gone = ContactFactory(organization=webhook_org, phone="14155552671")
+    delete_contact(contact=gone)
+    by_id = ContactFactory(organization=webhook_org, phone="", user_id="US.1234")
+
+    deliver(webhook_org, envelope(text_message("hello")))
+    message = text_message("hi", sender="")
+    message["messages"][0].pop("from")
+    message["messages"][0]["from_user_id"] = "US.1234"
+    deliver(webhook_org, envelope(message))
+
+    new = Contact.objects.live().get(organization=webhook_org, phone="14155552671")
+    assert new.pk not in (theirs.pk, gone.pk)
+    assert Chat.objects.get(metadata__text__body="hello").contact == new
+    assert Chat.objects.get(metadata__text__body="hi").contact == by_id
+
+
 def test_a_redelivered_message_is_recorded_and_answered_once(webhook_org):
     canned(webhook_org, "hello")
     payload = envelope(text_message("hello", wam_id="wamid.DUP"))

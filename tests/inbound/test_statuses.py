@@ -126,9 +126,25 @@ def test_a_delivery_costs_the_same_queries_for_1_or_100_statuses(
 ):
     chats = ChatFactory.create_batch(count, organization=webhook_org)
     payload = envelope(statuses(*(status(chat.wam_id, "delivered", 100) for chat in chats)))
-    # organization; the delivery's savepoint; (PostgreSQL: the lock on the message ids,
-    # sending/statuses.py); chats; known events; the insert; the endpoints that want
+    # organization; the delivery's savepoint; known events; (PostgreSQL: the lock on the
+    # message ids, sending/statuses.py); chats; the insert; the endpoints that want
     # status events (none); one update per status reached; the release
     with django_assert_num_queries(9 if connection.vendor == "postgresql" else 8):
         assert deliver(webhook_org, payload).json()["processed"]["statuses"] == count
     assert all(chat.status == "delivered" for chat in Chat.objects.filter(type="outbound"))
+
+
+def test_a_delivery_again_costs_only_the_look_for_its_known_events(
+    webhook_org, chat, django_assert_num_queries
+):
+    # WhatsApp delivers again what did not get our 200: nothing in it is new, so neither
+    # the message ids' locks nor the chats are needed.
+    payload = envelope(
+        statuses(status(chat.wam_id, "delivered", 100), status("wamid.X", "sent", 1))
+    )
+    assert deliver(webhook_org, payload).json()["processed"]["statuses"] == 2
+    # organization; the delivery's savepoint; known events; the release
+    with django_assert_num_queries(4):
+        assert deliver(webhook_org, payload).json()["processed"]["duplicates"] == 2
+    chat.refresh_from_db()
+    assert chat.status == "delivered"

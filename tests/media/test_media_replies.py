@@ -93,9 +93,9 @@ def test_a_match_sends_the_media_message_by_link(cloud_webhook_org, graph):
     reply_services.create_canned_reply(organization=cloud_webhook_org, **reply_body())
 
     assert deliver(cloud_webhook_org, envelope(text_message("the menu please"))).status_code == 200
+    run_tasks()
     owed = AutoReply.objects.get()
     assert (owed.media_type, owed.message) == ("document", MENU)
-    run_tasks()
 
     [sent] = sends(graph)
     assert sent.json == {

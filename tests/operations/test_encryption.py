@@ -6,7 +6,7 @@ import hashlib
 import hmac
 
 import pytest
-from cryptography.fernet import Fernet
+from cryptography.fernet import Fernet, MultiFernet
 from django.core.checks import run_checks
 from django.core.exceptions import FieldError
 from django.core.management import CommandError, call_command
@@ -84,6 +84,29 @@ def test_secrets_round_trip_as_plain_strings(keys, org_a):
     channel = stored_channel(org_a)
     assert {field: getattr(channel, field) for field in SECRETS} == SECRETS
     assert Channel.objects.values_list("app_secret", flat=True).get() == SECRETS["app_secret"]
+
+
+@pytest.mark.django_db
+def test_each_secret_is_decrypted_once_per_process(keys, org_a, monkeypatch):
+    # Every webhook loads its channel: its secrets are decrypted the first time only.
+    configure(org_a)
+    decrypted = []
+    real = MultiFernet.decrypt
+    monkeypatch.setattr(
+        MultiFernet, "decrypt", lambda self, token: decrypted.append(token) or real(self, token)
+    )
+    for _ in range(3):
+        assert stored_channel(org_a).app_secret == SECRETS["app_secret"]
+    assert len(decrypted) == len(SECRETS)
+
+
+@pytest.mark.django_db
+def test_a_secret_decrypted_before_its_key_was_dropped_is_not_read_from_memory(keys, org_a):
+    configure(org_a)
+    assert stored_channel(org_a).access_token == SECRETS["access_token"]
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2]
+    with pytest.raises(encryption.DecryptionError):
+        stored_channel(org_a)
 
 
 @pytest.mark.django_db

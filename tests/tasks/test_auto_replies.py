@@ -1,5 +1,6 @@
 """Auto-replies are tasks: enqueued with the inbound message, sent at most once however
-many times their task runs, retried with backoff when the channel fails for now."""
+many times their task runs, retried with backoff when the channel fails for now. The
+task carries the reply as matched; its first run writes the AutoReply as its claim."""
 
 from datetime import timedelta
 
@@ -27,6 +28,11 @@ def only_auto_reply() -> AutoReply:
     return AutoReply.objects.get()
 
 
+def run_owed_task() -> str:
+    """The queued reply's task run here, as a worker would run it (again)."""
+    return send_auto_reply.call(**tasks(SEND).get().args_kwargs["kwargs"])
+
+
 def test_the_reply_is_owed_in_the_webhooks_transaction_and_sent_by_a_worker(
     cloud_webhook_org, hours, graph
 ):
@@ -34,14 +40,24 @@ def test_the_reply_is_owed_in_the_webhooks_transaction_and_sent_by_a_worker(
 
     assert response.status_code == 200
     assert sends(graph) == []  # nothing leaves during the request
-    owed = only_auto_reply()
-    assert (owed.state, owed.message, owed.canned_reply) == ("pending", "9 to 5", hours)
-    assert [t.status for t in tasks(SEND)] == ["READY"]
+    # The reply as matched travels with its task; its run writes the AutoReply.
+    [task] = tasks(SEND)
+    inbound = Chat.objects.get(type="inbound")
+    assert task.status == "READY"
+    assert task.args_kwargs["kwargs"]["owed"] == {
+        "inbound": inbound.pk,
+        "canned_reply": hours.pk,
+        "message": "9 to 5",
+        "media_type": "",
+    }
+    assert not AutoReply.objects.exists()
 
     assert run_tasks() == 1
 
     assert [r.json["text"]["body"] for r in sends(graph)] == ["9 to 5"]
-    owed.refresh_from_db()
+    owed = only_auto_reply()
+    assert (owed.inbound, owed.message, owed.canned_reply) == (inbound, "9 to 5", hours)
+    assert owed.created_at == inbound.created_at  # owed since the message came
     assert (owed.state, owed.attempts) == ("sent", 1)
     assert owed.reply == Chat.objects.get(type="outbound", status="accepted")
     assert [t.status for t in tasks(SEND)] == ["SUCCESSFUL"]
@@ -66,22 +82,73 @@ def test_a_message_that_matches_nothing_owes_nothing(cloud_webhook_org, hours):
 
 def test_the_task_run_twice_sends_the_reply_once(cloud_webhook_org, hours, graph):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
-    owed = only_auto_reply()
 
-    assert send_auto_reply.call(owed.pk) == "sent"
-    assert send_auto_reply.call(owed.pk) == "sent"
+    assert run_owed_task() == "sent"
+    assert run_owed_task() == "sent"
+    # and a retry's run, which names the AutoReply
+    assert send_auto_reply.call(only_auto_reply().pk) == "sent"
 
     assert len(sends(graph)) == 1
     assert Chat.objects.filter(type="outbound").count() == 1
+    assert (only_auto_reply().state, only_auto_reply().attempts) == ("sent", 1)
+
+
+def test_a_reply_whose_canned_reply_changed_meanwhile_is_sent_as_matched(
+    cloud_webhook_org, hours, graph
+):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    hours.delete()  # before any worker ran the task
+
+    assert run_tasks() == 1
+
+    assert [r.json["text"]["body"] for r in sends(graph)] == ["9 to 5"]
+    owed = only_auto_reply()
+    assert (owed.state, owed.message, owed.canned_reply) == ("sent", "9 to 5", None)
+
+
+def test_a_reply_to_a_message_deleted_meanwhile_is_not_sent(cloud_webhook_org, hours, graph):
+    deliver(cloud_webhook_org, envelope(text_message("hours?")))
+    Chat.objects.filter(type="inbound").delete()
+
+    assert run_owed_task() == "gone"
+    assert sends(graph) == []
+    assert not AutoReply.objects.exists()
+
+
+def test_a_reply_owed_before_the_claim_moved_to_the_worker_is_still_sent_once(
+    cloud_webhook_org, hours, graph
+):
+    # What the webhook wrote before: a pending AutoReply and a task that names it.
+    deliver(cloud_webhook_org, envelope(text_message("good morning")))
+    owed = AutoReply.objects.create(
+        organization=cloud_webhook_org,
+        inbound=Chat.objects.get(type="inbound"),
+        canned_reply=hours,
+        message="9 to 5",
+    )
+    send_auto_reply.enqueue(owed.pk)
+
+    assert run_tasks() == 1
+    assert send_auto_reply.call(owed.pk) == "sent"
+
+    assert [r.json["text"]["body"] for r in sends(graph)] == ["9 to 5"]
+    owed.refresh_from_db()
+    assert (owed.state, owed.attempts) == ("sent", 1)
 
 
 def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing(
     cloud_webhook_org, hours, graph
 ):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
-    owed = only_auto_reply()
-    # An earlier run claimed it and its worker died during the channel call.
-    AutoReply.objects.filter(pk=owed.pk).update(state="sending", attempts=1)
+    # An earlier run claimed it (wrote it) and its worker died during the channel call.
+    owed = AutoReply.objects.create(
+        organization=cloud_webhook_org,
+        inbound=Chat.objects.get(type="inbound"),
+        canned_reply=hours,
+        message="9 to 5",
+        state="sending",
+        attempts=1,
+    )
 
     assert run_tasks() == 1
 
@@ -95,16 +162,18 @@ def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_runs_of_one_auto_reply_send_it_once(cloud_webhook_org, hours, graph):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
-    owed = only_auto_reply()
     slow = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW"}]}
     graph.reply(200, slow, delay=0.5)  # the send is slow; the other runs race it
 
-    outcomes = run_concurrently([lambda: send_auto_reply.call(owed.pk)] * 3)
+    outcomes = run_concurrently([run_owed_task] * 3)  # each would write the claim
 
     assert len(sends(graph)) == 1
     assert "sent" in outcomes and set(outcomes) <= {"sent", "unknown"}
-    owed.refresh_from_db()
-    assert owed.state == "sent"  # the run that sent it records it, unknown or not
+    owed = only_auto_reply()
+    assert (owed.state, owed.attempts) == (
+        "sent",
+        1,
+    )  # the run that sent it records it, unknown or not
 
 
 @pytest.mark.parametrize(

@@ -138,12 +138,13 @@ def test_the_reply_survives_the_web_process_dying_between_its_commit_and_its_ans
 
     # WhatsApp got no answer; the message and the reply it is owed are stored.
     assert Chat.objects.get(type="inbound").wam_id == "wamid.CRASH"
-    assert AutoReply.objects.get().state == "pending"
-    assert tasks(SEND).get().status == "READY"
+    assert tasks(SEND).get().status == "READY"  # the reply as matched, in its task
+    assert not AutoReply.objects.exists()  # written by the task's run
     assert sends(graph) == []
 
     assert run_tasks() == 1  # a worker picks it up
     assert [r.json["text"]["body"] for r in sends(graph)] == ["9 to 5"]
+    assert AutoReply.objects.get().state == "sent"
 
     # WhatsApp delivers it again, since it never got a 200: nothing is owed twice.
     again = deliver(cloud_webhook_org, envelope(text_message("hours?", wam_id="wamid.CRASH")))

@@ -16,8 +16,9 @@ def test_a_message_from_a_new_sender_that_a_reply_answers(
     # organization with its channel and opt-out words; BEGIN; the message's savepoint;
     # the contact looked up; its savepoint, insert, live count, endpoints (for
     # contact.created, and message.received: once a webhook), release; the chat; the
-    # reply's index version (cache); the auto-reply and its task; the release; COMMIT
-    with django_assert_num_queries(15):
+    # reply's index version (cache); the reply's task (its AutoReply is written by the
+    # task's run); the release; COMMIT
+    with django_assert_num_queries(14):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
@@ -28,15 +29,15 @@ def test_a_message_from_a_known_sender_that_a_reply_answers(
     deliver(cloud_webhook_org, envelope(text_message("hi")))
     # as above, the contact found and nothing done to it (and the reply's index version
     # remembered from the first message)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(9):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
 
 def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_queries):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
-    # the task claimed; the reply claimed; the reply with its organization, channel,
-    # message and contact; BEGIN, (PostgreSQL: the message id held), the chat, endpoints
+    # the task claimed; the reply claimed (its AutoReply written); the reply with its
+    # organization, channel, message and contact; BEGIN, (PostgreSQL: the message id held), the chat, endpoints
     # for message.sent, statuses kept for it, COMMIT; the reply sent; the task's end;
     # (the look for another task, none); the look for due event deliveries, none (their
     # claim, events/delivery.py). SQLite claims a task in a transaction of four

@@ -5,6 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from accounts.commands import organization_argument
 from events.services import event_batch
@@ -13,7 +15,7 @@ from messaging_project.api.worker import run_task_now
 from sending.gateway import sandbox
 from sending.inbound import process_webhook
 from sending.media import MAX_BYTES
-from sending.models import AutoReply, AutoReplyState, Channel, ChannelKind, Chat, ChatType
+from sending.models import Channel, ChannelKind, Chat, ChatType
 from sending.tasks import fetch_media
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
@@ -95,7 +97,7 @@ class Command(BaseCommand):
         for task_id in summary.replies:
             # Here and now, unless a running worker took it first: then wait for it.
             if not run_task_now(task_id):
-                self.wait_for_reply(org, wam_id)
+                self.wait_for_reply(task_id)
         inbound = Chat.objects.select_related("media").get(organization=org, wam_id=wam_id)
         self.stdout.write(f"Recorded inbound chat {inbound.uuid} from +{digits}.")
         if inbound.media is not None:
@@ -149,14 +151,14 @@ class Command(BaseCommand):
             content["filename"] = path.name
         return {"type": kind, kind: content}
 
-    def wait_for_reply(self, organization, wam_id: str) -> None:
-        pending = AutoReply.objects.filter(
-            organization=organization,
-            inbound__wam_id=wam_id,
-            state__in=[AutoReplyState.PENDING, AutoReplyState.SENDING],
+    def wait_for_reply(self, task_id: str) -> None:
+        """Until the worker that took the reply's task has run it (its AutoReply is
+        written by that run)."""
+        running = DBTaskResult.objects.filter(
+            pk=task_id, status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING]
         )
         deadline = time.monotonic() + WAIT_SECONDS + settings.WHATSAPP_TIMEOUT
-        while pending.exists() and time.monotonic() < deadline:
+        while running.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
 
 
