@@ -55,11 +55,10 @@ GATHER = 0.02
 POLL = 0.1
 NOT_SENT = "The endpoint was deleted or turned off."
 
+# The rows are picked in a materialized CTE: as a plain `IN (subquery)` PostgreSQL may
+# run the subquery again for each row it updates and take more than the LIMIT.
 CLAIM_SQL = """
-UPDATE {table} SET
-    attempts = CASE WHEN claimed_until IS NULL THEN attempts + 1 ELSE attempts END,
-    claimed_until = %s, next_attempt_at = NULL, updated_at = %s
-WHERE id IN (
+WITH picked AS MATERIALIZED (
     SELECT id FROM {table}
     WHERE status = 'pending' AND (
         (claimed_until IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= %s))
@@ -67,6 +66,10 @@ WHERE id IN (
     )
     ORDER BY id LIMIT %s {lock}
 )
+UPDATE {table} SET
+    attempts = CASE WHEN claimed_until IS NULL THEN attempts + 1 ELSE attempts END,
+    claimed_until = %s, next_attempt_at = NULL, updated_at = %s
+WHERE id IN (SELECT id FROM picked)
 RETURNING id, endpoint_id, msg_id, event, body, attempts
 """
 
@@ -107,7 +110,7 @@ def claim(limit: int, now: datetime | None = None) -> list[Claimed]:
     sql = CLAIM_SQL.format(table=ops.quote_name(Delivery._meta.db_table), lock=lock)
     at = ops.adapt_datetimefield_value(now)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [ops.adapt_datetimefield_value(until), at, at, at, limit])
+        cursor.execute(sql, [at, at, limit, ops.adapt_datetimefield_value(until), at])
         rows = cursor.fetchall()
     return [Claimed(*row, lease=until) for row in sorted(rows)]
 

@@ -90,6 +90,17 @@ def test_a_refused_connection_is_retried(api, org_a, receiver):
     assert "ConnectionError" in delivery.last_error
 
 
+def test_a_claim_takes_at_most_its_limit_in_order(api, endpoint, receiver):
+    for n in range(3):
+        api.post("/api/contacts", {**CONTACT, "phone": f"+1415555267{n}"}, format="json")
+
+    first = claim(2)
+    assert [item.pk for item in first] == sorted(item.pk for item in first)
+    assert len(first) == 2
+    assert len(claim(2)) == 1
+    assert claim(2) == []
+
+
 def test_a_claimed_delivery_is_not_claimed_again_while_its_attempt_is_under_way(
     api, endpoint, receiver
 ):
