@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -113,7 +113,7 @@ class Send:
     recipient: Recipient
     contact: Contact
     future: Future
-    left: threading.Event = field(default_factory=threading.Event)  # the channel was called
+    left: threading.Event  # set when the channel is called
 
 
 def threads_for(rate: int) -> int:

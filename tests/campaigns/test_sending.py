@@ -338,3 +338,24 @@ def test_a_claim_takes_at_most_its_batch_in_order(cloud_org):
     assert {r.status for r in first} == {RecipientStatus.SENDING}
     assert [r.phone for r in claim_batch(sender, 2)] == ["4915123456002"]
     assert claim_batch(sender, 2) == []
+
+
+def test_a_message_id_given_twice_fails_that_recipient_and_the_batch_is_still_recorded(
+    api, cloud_org, graph
+):
+    answer = {
+        "messaging_product": "whatsapp",
+        "contacts": [{"input": "x", "wa_id": "x"}],
+        "messages": [{"id": "wamid.SAME", "message_status": "accepted"}],
+    }
+    graph.reply(200, answer)
+    graph.reply(200, answer)
+    uuid = create(api, phones=PHONES)  # one batch: the three are recorded together
+    run_tasks()
+
+    assert len(sends(graph)) == 3
+    data = shown(api, uuid)
+    assert (data["status"], data["sent"], data["failed"]) == ("completed", 2, 1)
+    failed = Recipient.objects.get(status=RecipientStatus.FAILED)
+    assert "earlier message" in failed.error
+    assert Chat.objects.filter(wam_id="wamid.SAME").count() == 1
