@@ -3,13 +3,21 @@
 `python -m bench.cloud_stub PORT [DELAY_SECONDS [ARRIVALS_FILE]]`. asyncio, so hundreds
 of sends can wait at once without a thread each; keep-alive like Graph. It answers
 `POST /<version>/<phone_number_id>/messages` with the Cloud API's success body. With
-ARRIVALS_FILE, it appends a line `<to>\t<unix time>` as each send arrives, before the
-delay: the auto-reply scenario's clock (bench/autoreply.py).
+ARRIVALS_FILE, it appends a line `<to>\t<unix time>` for each send, before the delay:
+the campaign and auto-reply scenarios' clock (bench/campaigns.py, bench/autoreply.py).
+
+The time is when the request's first bytes reached this machine's network stack (the
+kernel's receive timestamp, SO_TIMESTAMPNS), not when this process got round to reading
+them: the stand-in shares two cores with the service it measures, and a stamp taken
+when it is next scheduled can be tens of milliseconds late, which would make arrivals
+look bunched that were not.
 """
 
 import asyncio
 import itertools
 import json
+import socket
+import struct
 import sys
 import time
 import uuid
@@ -19,26 +27,75 @@ ids = itertools.count(1)
 # earlier run (--keep-database) must not see an id again.
 RUN = uuid.uuid4().hex[:8]
 
+# Linux's values (asm-generic/socket.h); Python's socket module does not name them. The
+# kernel answers SO_TIMESTAMPNS with either form of the control message.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+SCM_TIMESTAMPNS = {SO_TIMESTAMPNS, 64}  # SO_TIMESTAMPNS_OLD, SO_TIMESTAMPNS_NEW
+TIMESPEC = struct.Struct("@qq")
+ANCILLARY_SPACE = socket.CMSG_SPACE(TIMESPEC.size)
+CHUNK = 65536
 
-async def handle(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, arrivals=None
-):
+
+def kernel_time(ancillary: list) -> float:
+    """The receive timestamp the kernel attached, or now if it attached none."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind in SCM_TIMESTAMPNS and len(data) >= TIMESPEC.size:
+            seconds, nanoseconds = TIMESPEC.unpack_from(data)
+            return seconds + nanoseconds / 1e9
+    return time.time()
+
+
+async def receive(sock: socket.socket) -> tuple[bytes, float]:
+    """The next bytes on `sock` (b"" at its end) and when they arrived."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            data, ancillary, _, _ = sock.recvmsg(CHUNK, ANCILLARY_SPACE)
+            return data, kernel_time(ancillary)
+        except BlockingIOError:
+            readable = loop.create_future()
+            loop.add_reader(sock.fileno(), readable.set_result, None)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(sock.fileno())
+
+
+def content_length(head: bytes) -> int:
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            return int(value)
+    return 0
+
+
+async def handle(sock: socket.socket, delay: float, arrivals=None) -> None:
+    loop = asyncio.get_running_loop()
+    buffered, buffered_at = b"", 0.0  # bytes read ahead, and when the first of them came
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            length = 0
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            body = await reader.readexactly(length) if length else b""
+            while b"\r\n\r\n" not in buffered:
+                data, at = await receive(sock)
+                if not data:
+                    return
+                if not buffered:
+                    buffered_at = at
+                buffered += data
+            arrived = buffered_at  # the request's first bytes
+            head, _, buffered = buffered.partition(b"\r\n\r\n")
+            length = content_length(head)
+            while len(buffered) < length:
+                data, _ = await receive(sock)
+                if not data:
+                    return
+                buffered += data
+            body, buffered = buffered[:length], buffered[length:]
             try:
-                to = json.loads(body).get("to", "")
-            except ValueError:
+                to = json.loads(body).get("to", "") if body else ""
+            except (ValueError, AttributeError):
                 to = ""
             if arrivals is not None:
-                arrivals.write(f"{to}\t{time.time():.6f}\n")
+                arrivals.write(f"{to}\t{arrived:.6f}\n")
             await asyncio.sleep(delay)
             answer = json.dumps(
                 {
@@ -47,26 +104,35 @@ async def handle(
                     "messages": [{"id": f"wamid.stub.{RUN}.{next(ids)}"}],
                 }
             ).encode()
-            writer.write(
+            await loop.sock_sendall(
+                sock,
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 + f"Content-Length: {len(answer)}\r\n\r\n".encode()
-                + answer
+                + answer,
             )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
+    except (ConnectionError, ValueError):
         pass
     finally:
-        writer.close()
+        sock.close()
 
 
 async def main(port: int, delay: float, arrivals_path: str | None = None) -> None:
     # Line-buffered: the scenario reads the file while the stand-in runs.
     arrivals = open(arrivals_path, "a", buffering=1) if arrivals_path else None  # noqa: SIM115
-    server = await asyncio.start_server(
-        lambda r, w: handle(r, w, delay, arrivals), "127.0.0.1", port, backlog=1024
-    )
-    async with server:
-        await server.serve_forever()
+    loop = asyncio.get_running_loop()
+    listener = socket.create_server(("127.0.0.1", port), backlog=1024)
+    # Set on the listener, so that every accepted socket has it from its first byte (the
+    # kernel turns receive timestamps on a moment after the first socket asks).
+    listener.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    listener.setblocking(False)
+    connections = set()  # the tasks, so that none is collected while it runs
+    while True:
+        sock, _ = await loop.sock_accept(listener)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        task = asyncio.create_task(handle(sock, delay, arrivals))
+        connections.add(task)
+        task.add_done_callback(connections.discard)
 
 
 if __name__ == "__main__":

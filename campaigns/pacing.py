@@ -11,9 +11,9 @@ Two parts:
   131056), `next_at` is pushed THROTTLE_PAUSE later, so every sender of that number waits.
 - **A gate in each worker process** (`DepartureGate`), just before a message leaves: at
   most `rate` departures of the organization's number within any GATE_WINDOW seconds,
-  counted from the moments they actually left. Turns keep the pace; the gate keeps a
-  process that stalled (a pause of the interpreter, a slow statement) from sending its
-  late messages in a burst that would put more than `rate` into one second.
+  counted from the moments they were written to the channel. Turns keep the pace; the
+  gate keeps a process that stalled (a pause of the interpreter, a slow statement) from
+  sending its late messages in a burst that would put more than `rate` into one second.
 """
 
 import threading
@@ -29,16 +29,17 @@ from campaigns.models import SendPace
 # Graph's throttling codes: the number's throughput, and too many messages to one user.
 THROTTLING_CODES = frozenset({130429, 131056})
 THROTTLE_PAUSE = timedelta(seconds=2)
-# Turns are this much more than 1 / rate apart: a message reaches the channel a few
-# milliseconds after it leaves, not always the same few, and with turns exactly 1 / rate
-# apart one message arriving late could share a second with `rate` others. 2% lets a
-# message come up to 20 ms later than the one `rate` places after it, at the cost of
-# sending at 98% of the rate (1.5%, 15 ms, let 81 of 80 into a second once in a few
-# runs of 10,000: docs/performance.md).
+# Turns are this much more than 1 / rate apart, so that `rate` turns span 1.02 s, 10 ms
+# more than the gate's window below. So a message held late (a pause of the process)
+# holds its successor `rate` places later 10 ms less, and lateness fades instead of
+# being handed on for good; and a message may reach the channel up to 10 ms later,
+# after it was written, than the one `rate` places after it without the two sharing a
+# second. 2% sends at 98% of the rate (docs/performance.md has the runs that chose it).
 MARGIN = 0.02
-# The gate's window: as long as `rate` turns kept on time, so that they pass at once, and
-# late ones never catch up faster than the turns would have sent them.
-GATE_WINDOW = 1 + MARGIN
+# The gate's window, counted from the moment each message was written to the channel.
+GATE_WINDOW = 1.01
+# How often a gate held by a message not yet written looks again, in seconds.
+GATE_POLL = 0.001
 
 
 def ensure_pace(*, organization_id: int) -> None:
@@ -77,34 +78,58 @@ def slow_down(*, organization_id: int) -> None:
     )
 
 
+class Departure:
+    """A message through the gate: counted from the moment it passed until it is
+    written to the channel, then from that moment."""
+
+    __slots__ = ("at", "settled")
+
+    def __init__(self, at: float) -> None:
+        self.at, self.settled = at, False
+
+
 class DepartureGate:
     """At most `rate` departures within any GATE_WINDOW seconds, per organization, in
-    this process: `leave()` returns when one more may go, and counts it."""
+    this process: `leave()` returns when one more may go, and counts it; `written()`
+    moves its count to when it was written to the channel (under load a thread may take
+    several milliseconds from the gate to the socket, and the channel counts there);
+    `settle()` ends its wait for that (never written, or written unseen: the moment it
+    passed counts)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.departures: dict[int, deque[float]] = {}
+        self.departures: dict[int, deque[Departure]] = {}
 
-    def leave(self, organization_id: int, rate: int) -> None:
+    def leave(self, organization_id: int, rate: int) -> Departure:
         while True:
             with self.lock:
                 recent = self.departures.setdefault(organization_id, deque())
                 now = time.monotonic()
-                while recent and now - recent[0] >= GATE_WINDOW:
+                while recent and recent[0].settled and now - recent[0].at >= GATE_WINDOW:
                     recent.popleft()
                 if len(recent) < rate:
-                    recent.append(now)
-                    return
-                wait = GATE_WINDOW - (now - recent[0])
+                    departure = Departure(now)
+                    recent.append(departure)
+                    return departure
+                oldest = recent[0]
+                wait = GATE_WINDOW - (now - oldest.at) if oldest.settled else GATE_POLL
             time.sleep(wait)
+
+    def written(self, departure: Departure) -> None:
+        with self.lock:
+            departure.at, departure.settled = time.monotonic(), True
+
+    def settle(self, departure: Departure) -> None:
+        with self.lock:
+            departure.settled = True
 
 
 GATE = DepartureGate()
 
 
-def leave_at(turn: datetime, *, organization_id: int, rate: int) -> None:
+def leave_at(turn: datetime, *, organization_id: int, rate: int) -> Departure:
     """Sleep until `turn`, then through the gate: the last thing before a message leaves."""
     delay = (turn - timezone.now()).total_seconds()
     if delay > 0:
         time.sleep(delay)
-    GATE.leave(organization_id, rate)
+    return GATE.leave(organization_id, rate)

@@ -42,7 +42,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
-from campaigns.pacing import THROTTLING_CODES, leave_at, slow_down, take_turns
+from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
 from campaigns.services import OPTED_OUT, complete_if_done
 from contacts.models import Contact
 from contacts.services import contacts_for_phones, set_opted_out
@@ -283,12 +283,14 @@ def call_channel(
     left: threading.Event,
 ) -> dict | GatewayError:
     """In a sending thread, no database: wait for the turn, then call the channel."""
-    leave_at(turn, organization_id=organization_id, rate=rate)
+    departure = leave_at(turn, organization_id=organization_id, rate=rate)
     left.set()
     try:
-        return gateway.send_message(payload)
+        return gateway.send_message(payload, on_written=lambda: GATE.written(departure))
     except GatewayError as error:
         return error
+    finally:
+        GATE.settle(departure)
 
 
 def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:

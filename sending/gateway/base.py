@@ -7,7 +7,7 @@ nothing of HTTP statuses or chats: the send service records the failed chat, and
 API (sending/api/views.py) turns the `kind` into the contract's status code.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -67,8 +67,12 @@ class GatewayError(Exception):
 
 
 class Gateway(Protocol):
-    def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def send_message(
+        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
         """Send one Cloud API message payload; return the Cloud API's answer.
+        `on_written`, if given, is called in the calling thread as the message leaves
+        (its request written to the channel), at most once.
 
         The answer always has `messaging_product`, `contacts` (`[{input, wa_id}]`, or
         empty when the channel gave no usable wa_id) and `messages[{id}]` (plus a

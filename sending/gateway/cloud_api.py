@@ -11,7 +11,8 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -19,11 +20,57 @@ from urllib.parse import quote, urlsplit
 import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from sending.gateway import storable
 from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError, MediaTooLarge
 
 logger = logging.getLogger(__name__)
+
+# What the calling thread wants done the moment its request has been written to the
+# socket (send_message's `on_written`): a campaign's pacing counts a message from there.
+written_hook = threading.local()
+
+
+def request_written() -> None:
+    hook = getattr(written_hook, "call", None)
+    if hook is not None:
+        written_hook.call = None  # once per send, not again on a redirect or retry
+        hook()
+
+
+class WrittenHTTPConnection(HTTPConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        super().request(*args, **kwargs)
+        request_written()
+
+
+class WrittenHTTPSConnection(HTTPSConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        super().request(*args, **kwargs)
+        request_written()
+
+
+class WrittenHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = WrittenHTTPConnection
+
+
+class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = WrittenHTTPSConnection
+
+
+class GraphAdapter(HTTPAdapter):
+    """requests' adapter, whose connections call `request_written()` once a request's
+    bytes are on their way (a proxy's connections do not: the hook is then not called)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": WrittenHTTPConnectionPool,
+            "https": WrittenHTTPSConnectionPool,
+        }
+
 
 # Matches gunicorn's threads per worker, so concurrent sends do not queue for a connection.
 session = requests.Session()
@@ -31,8 +78,8 @@ session = requests.Session()
 # netrc entry for Graph's host would replace the access token; environment_settings()
 # reads the proxy and CA settings once instead.
 session.trust_env = False
-session.mount("https://", HTTPAdapter(pool_maxsize=32))
-session.mount("http://", HTTPAdapter(pool_maxsize=32))
+session.mount("https://", GraphAdapter(pool_maxsize=32))
+session.mount("http://", GraphAdapter(pool_maxsize=32))
 
 CONNECT_TIMEOUT = 5.0  # seconds; a read may take up to WHATSAPP_TIMEOUT
 TEMPLATE_FIELDS = "id,name,language,status,category,components"
@@ -171,8 +218,11 @@ class CloudApiGateway:
             raise unreadable(response)
         return body
 
-    def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def send_message(
+        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
         url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/messages"
+        written_hook.call = on_written
         try:
             answer = self.request("POST", url, json=payload)
         except GatewayError as error:
@@ -186,6 +236,8 @@ class CloudApiGateway:
                 error.fbtrace_id,
             )
             raise
+        finally:
+            written_hook.call = None
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else None
         if not (isinstance(first, dict) and is_message_id(first.get("id"))):

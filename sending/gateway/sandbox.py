@@ -14,7 +14,7 @@ import hashlib
 import secrets
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -113,7 +113,11 @@ HELLO_WORLD = {
 class SandboxGateway:
     organization_id: int | None = None
 
-    def send_message(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def send_message(
+        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        if on_written is not None:
+            on_written()
         to = str(payload.get("to", ""))
         # A user known only by their business-scoped user id is answered with `user_id`.
         recipient = {"input": to, "wa_id": to}

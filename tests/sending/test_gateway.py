@@ -1,6 +1,7 @@
 """The gateway on its own: the Cloud API client's error mapping and the sandbox's answers."""
 
 import re
+import time
 
 import pytest
 from django.db import connections
@@ -166,3 +167,36 @@ def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environmen
 
     [request] = graph.requests
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+
+
+def test_on_written_is_called_once_the_request_is_written_before_the_answer(client, graph):
+    """A campaign's pacing counts a message from the moment its bytes leave: the hook
+    runs after Graph has the request and before its (delayed) answer is back."""
+    written = []
+    graph.reply(200, {"messages": [{"id": "wamid.1"}]}, delay=0.3)
+
+    started = time.monotonic()
+    client.send_message(PAYLOAD, on_written=lambda: written.append(time.monotonic()))
+    answered = time.monotonic()
+
+    assert len(written) == 1
+    assert written[0] - started < 0.25 < answered - started
+
+
+def test_on_written_is_not_called_for_a_request_that_never_left(client, graph):
+    graph.stop()  # nothing listens: the connection is refused
+    written = []
+
+    with pytest.raises(GatewayError):
+        client.send_message(PAYLOAD, on_written=lambda: written.append(1))
+
+    assert written == []
+    assert cloud_api.written_hook.call is None  # nor does it linger for the next request
+
+
+def test_the_sandbox_calls_on_written_as_it_sends():
+    written = []
+
+    SandboxGateway(organization_id=1).send_message(PAYLOAD, on_written=lambda: written.append(1))
+
+    assert written == [1]
