@@ -120,6 +120,14 @@ def busiest_second(times: list[float]) -> int:
     return most
 
 
+def tightest_span(times: list[float], rate: int) -> float | None:
+    """The shortest time in which `rate + 1` sends arrived: below 1 s, a second held
+    more than `rate`; how far above it says how close the run came."""
+    times = sorted(times)
+    spans = [times[n + rate] - times[n] for n in range(len(times) - rate)]
+    return round(min(spans), 4) if spans else None
+
+
 def measured(arrivals: list[tuple[str, float]], phones: list[str], rate: int) -> dict:
     wanted = {p.lstrip("+") for p in phones}
     mine = [(to, at) for to, at in arrivals if to in wanted]
@@ -134,6 +142,7 @@ def measured(arrivals: list[tuple[str, float]], phones: list[str], rate: int) ->
         "expected_seconds": round(len(phones) / rate, 2),
         "sustained_per_s": round((len(times) - 1) / span, 2) if span else None,
         "busiest_second": busiest_second(times),
+        "tightest_span_of_rate_plus_1_s": tightest_span(times, rate),
     }
 
 
