@@ -12,7 +12,7 @@ from accounts.models import Organization
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 from contacts.selectors import live_contact_by
 from events.models import Event
-from events.services import emit_event, emit_events
+from events.services import at_batch_end, emit_event, emit_events
 from messaging_project.api.formats import iso_datetime, laravel_datetime
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
@@ -116,8 +116,19 @@ def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> N
     """Adds `delta` to the organization's total and to the block of `contact_id`.
 
     Must run in the transaction that creates or deletes the contact. A delta of 0 only
-    starts the two rows when they are missing.
+    starts the two rows when they are missing. In an event batch (the inbound webhook)
+    it is written as the batch ends: the total's row is every new sender's, and its lock,
+    held from this write to the commit, would make the organization's webhooks wait for
+    the rest of each other's work.
     """
+    at_batch_end(
+        partial(
+            write_live_count, organization_id=organization_id, contact_id=contact_id, delta=delta
+        )
+    )
+
+
+def write_live_count(*, organization_id: int, contact_id: int, delta: int) -> None:
     block = contact_id // ContactBlock.SIZE
     total_sql, total_params = adjust_row(organization_id, ContactBlock.TOTAL, 0, MAX_ID)
     block_sql, block_params = adjust_row(

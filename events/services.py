@@ -13,6 +13,11 @@ every emission are kept aside and written by one insert as the batch ends, befor
 transaction commits. An emission made in a savepoint that is rolled back (a message
 found to be a duplicate) is dropped with it. Outside a batch, an emission costs one
 lookup and, when someone listens, one insert.
+
+The batch also runs, after that insert, the writes given to `at_batch_end()`: those
+that lock a row every request of an organization wants (the contacts' counts). Done
+last, the lock is held for the commit alone, not for the rest of the request: the
+organization's webhooks wait for each other that long (docs/performance.md).
 """
 
 import json
@@ -20,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -55,24 +60,26 @@ INSERT_ROWS_MAX = 500
 Row = tuple[int, int, str, str]  # organization, endpoint, event, body
 
 
-class Emission:
-    """The deliveries of one emission inside a batch, not yet written. Registered as an
-    on_commit callback that does nothing: Django drops the callbacks of a savepoint that
-    is rolled back, so the batch writes only the emissions still registered."""
+class Deferred:
+    """Work kept for the end of a batch, not yet done: the deliveries of one emission, or
+    a write for at_batch_end(). Registered as an on_commit callback that does nothing:
+    Django drops the callbacks of a savepoint that is rolled back, so the batch does only
+    the work still registered."""
 
-    __slots__ = ("rows",)
+    __slots__ = ("rows", "write")
 
-    def __init__(self, rows: list[Row]) -> None:
+    def __init__(self, rows: list[Row], write: Callable[[], None] | None = None) -> None:
         self.rows = rows
+        self.write = write
 
     def __call__(self) -> None:
-        """Nothing: the rows were written before the commit."""
+        """Nothing: the work was done before the commit."""
 
 
 class Batch:
     def __init__(self) -> None:
-        self.listening: dict[int, list[Endpoint]] = {}  # organization -> its endpoints
-        self.emissions: list[Emission] = []
+        self.listening: dict[int, list[Listener]] = {}  # organization -> its endpoints
+        self.deferred: list[Deferred] = []
 
 
 batches = threading.local()  # per thread, as Django's connections are
@@ -100,18 +107,42 @@ def event_batch() -> Iterator[None]:
 
 
 def write_batch(batch: Batch) -> None:
-    """Insert the deliveries of the batch's emissions that were not rolled back."""
+    """Insert the deliveries of the batch's emissions that were not rolled back, then
+    make its deferred writes, in the order they were given."""
     if connection.needs_rollback:  # the whole transaction is being rolled back
         return
     registered = {id(func) for _sids, func, _robust in connection.run_on_commit}
-    kept = [emission for emission in batch.emissions if id(emission) in registered]
-    insert_deliveries([row for emission in kept for row in emission.rows])
-    # Written: their callbacks need not stay (nor run after the commit).
-    mine = {id(emission) for emission in batch.emissions}
+    kept = [work for work in batch.deferred if id(work) in registered]
+    insert_deliveries([row for work in kept for row in work.rows])
+    for work in kept:
+        if work.write is not None:
+            work.write()
+    # Done: their callbacks need not stay (nor run after the commit).
+    mine = {id(work) for work in batch.deferred}
     connection.run_on_commit = [
         hook for hook in connection.run_on_commit if id(hook[1]) not in mine
     ]
-    batch.emissions.clear()
+    batch.deferred.clear()
+
+
+def defer(work: Deferred) -> bool:
+    """Keep `work` for the end of the current batch; False outside a batch (or outside
+    its transaction), where the caller does it now."""
+    batch = current_batch()
+    if batch is None or not connection.in_atomic_block:
+        return False
+    transaction.on_commit(work)
+    batch.deferred.append(work)
+    return True
+
+
+def at_batch_end(write: Callable[[], None]) -> None:
+    """Make `write` as the current batch ends, after its deliveries, just before the
+    commit; now outside a batch. Dropped with a savepoint rolled back. For writes that
+    lock rows the organization's other requests wait for: their lock is then held for the
+    commit only. `write` must not emit events (their insert has been made)."""
+    if not defer(Deferred([], write)):
+        write()
 
 
 def insert_deliveries(rows: list[Row]) -> None:
@@ -133,9 +164,20 @@ def insert_deliveries(rows: list[Row]) -> None:
             )
 
 
-def listening_endpoints(organization_id: int) -> list[Endpoint]:
-    """The organization's active endpoints (only `id` and `events` loaded): one query on
-    a partial index, once per batch.
+class Listener(NamedTuple):
+    """An active endpoint as an emission needs it: a model instance cost ten times more
+    to build (its secrets' defaults are made for each)."""
+
+    pk: int
+    events: list[str]
+
+    def subscribes_to(self, event: str) -> bool:
+        return not self.events or event in self.events
+
+
+def listening_endpoints(organization_id: int) -> list[Listener]:
+    """The organization's active endpoints (only `id` and `events`): one query on a
+    partial index, once per batch.
 
     Every emission on every path asks this, usually to learn that nobody listens: the
     statement is written out rather than built by the ORM, whose compiling cost four
@@ -151,15 +193,14 @@ def listening_endpoints(organization_id: int) -> list[Endpoint]:
         )
         rows = cursor.fetchall()
     endpoints = [
-        Endpoint(id=pk, events=events_field.from_db_value(events, None, connection))
-        for pk, events in rows
+        Listener(pk, events_field.from_db_value(events, None, connection)) for pk, events in rows
     ]
     if batch is not None:
         batch.listening[organization_id] = endpoints
     return endpoints
 
 
-def subscribed_endpoints(organization_id: int, event: str) -> list[Endpoint]:
+def subscribed_endpoints(organization_id: int, event: str) -> list[Listener]:
     """The organization's active endpoints that want `event`. The subscription list is
     filtered here, not in SQL (SQLite has no JSON containment), among at most
     MAX_ENDPOINTS rows."""
@@ -182,7 +223,7 @@ def emit_events(
     organization_id: int,
     event: str,
     data: Callable[[], Iterable[Data]],
-    endpoints: list[Endpoint] | None = None,
+    endpoints: list[Listener] | None = None,
 ) -> int:
     """`emit_event` for many objects at once (the statuses of a webhook from the channel):
     still one query when nobody listens, one insert when someone does (none of its own
@@ -201,12 +242,7 @@ def emit_events(
         for body in bodies
         for endpoint in endpoints
     ]
-    batch = current_batch()
-    if batch is not None and connection.in_atomic_block:
-        emission = Emission(rows)
-        transaction.on_commit(emission)
-        batch.emissions.append(emission)
-    else:
+    if not defer(Deferred(rows)):
         insert_deliveries(rows)
     return len(rows)
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
-from events.models import Endpoint, Event
-from events.services import emit_events, subscribed_endpoints
+from events.models import Event
+from events.services import Listener, emit_events, subscribed_endpoints
 from sending.models import Chat
 
 
@@ -42,7 +42,7 @@ def emit_chats(event: str, chats: list[Chat]) -> None:
         )
 
 
-def status_listeners(chats: Iterable[Chat]) -> list[Endpoint]:
+def status_listeners(chats: Iterable[Chat]) -> list[Listener]:
     """The endpoints that want the status updates of these chats (one organization's):
     none means the statuses are moved without finding out which chats moved."""
     first = next(iter(chats), None)
@@ -65,7 +65,7 @@ def move_forward(chats: QuerySet[Chat], status: str, *, watched: bool) -> list[i
     return moved
 
 
-def emit_status_updates(chat_ids: Iterable[int], listeners: list[Endpoint]) -> None:
+def emit_status_updates(chat_ids: Iterable[int], listeners: list[Listener]) -> None:
     """message.status.update for each chat that moved, as it is now."""
     chat_ids = sorted(set(chat_ids))
     if not listeners or not chat_ids:

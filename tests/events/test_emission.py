@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from contacts.selectors import live_contact_count
 from events import services
 from events.models import Delivery
 from events.services import emit_event
@@ -316,6 +317,42 @@ def test_a_duplicate_message_in_a_webhook_leaves_no_events(webhook_org, listenin
     response = deliver(webhook_org, payload)
     assert response.json()["processed"]["duplicates"] == 1
     assert sorted(events()) == ["contact.created", "message.received"]
+
+
+def test_a_webhooks_contact_count_is_written_last(webhook_org, listening):
+    """The count's row is every new sender's: written after the deliveries, just before
+    the commit, so that the organization's webhooks wait for each other only that long.
+    A second copy of the message (its savepoint rolled back) counts nothing."""
+    message = text_message("Hello", wam_id="wamid.COUNTED", sender="14155552671")
+    payload = envelope(message)
+    payload["entry"][0]["changes"].append(payload["entry"][0]["changes"][0])
+    with CaptureQueriesContext(connection) as queries:
+        assert deliver(webhook_org, payload).json()["processed"]["duplicates"] == 1
+    sql = [q["sql"] for q in queries.captured_queries]
+    counts = [n for n, s in enumerate(sql) if "contacts_contactblock" in s]
+    deliveries = [n for n, s in enumerate(sql) if s.startswith("INSERT") and "events_delivery" in s]
+    assert len(counts) == 1 and len(deliveries) == 1
+    assert counts[0] > deliveries[0]
+    assert all(s.startswith("RELEASE SAVEPOINT") for s in sql[counts[0] + 1 :])
+    assert live_contact_count(organization_id=webhook_org.pk) == 1
+
+
+def test_a_deferred_write_runs_before_the_commit_unless_rolled_back(org_a):
+    done = []
+
+    def write(name):
+        return lambda: done.append((name, connection.in_atomic_block))
+
+    with services.event_batch():
+        services.at_batch_end(write("kept"))
+        with pytest.raises(RuntimeError), transaction.atomic():
+            services.at_batch_end(write("dropped"))
+            raise RuntimeError("this savepoint rolls back")
+        assert done == []  # kept for the end of the batch
+    assert done == [("kept", True)]
+    assert connection.run_on_commit == []
+    services.at_batch_end(write("outside a batch"))  # made at once
+    assert done[-1][0] == "outside a batch"
 
 
 def test_a_batch_rolled_back_writes_nothing(org_a, listening):
