@@ -281,6 +281,8 @@ class Worker:
         self.stopping = threading.Event()
         self.wake = threading.Condition()
         self.ready_seen = 0  # ready tasks the supervisor counted and no thread took up yet
+        self.waiting = 0  # runner threads asleep in wait_for_work
+        self.looks = 0  # the supervisor's looks (a notification, a poll) so far
         self.lock = threading.Lock()
         self.started = 0
         self.running: set[str] = set()  # the ids of the tasks this process's threads run
@@ -335,6 +337,7 @@ class Worker:
             while not self.stopping.is_set():
                 try:
                     recycle_connections()
+                    looked = self.looks
                     if self.run_one(runner):
                         failures = 0
                         continue
@@ -347,19 +350,29 @@ class Worker:
                     continue
                 if self.batch:
                     return
-                if not self.wait_for_work():
+                if not self.wait_for_work(looked):
                     # Idle: give the connection back, so an idle worker holds two (its
                     # round's and the listener's) rather than one per thread.
                     connections.close_all()
         finally:
             connections.close_all()
 
-    def wait_for_work(self) -> bool:
+    def wait_for_work(self, looked: int) -> bool:
         """Sleep until the supervisor sees a ready task; False if IDLE_WAIT seconds passed
-        without one."""
+        without one. `looked`: the supervisor's looks when this thread's own look for a
+        task began; if it looked again since, tasks may have come that the thread missed,
+        and it does not sleep."""
         with self.wake:
-            if not self.ready_seen and not self.stopping.is_set():
-                self.wake.wait_for(lambda: self.ready_seen or self.stopping.is_set(), IDLE_WAIT)
+            if self.looks != looked:
+                return True
+            self.waiting += 1
+            try:
+                if not self.ready_seen and not self.stopping.is_set():
+                    self.wake.wait_for(
+                        lambda: self.ready_seen or self.stopping.is_set(), IDLE_WAIT
+                    )
+            finally:
+                self.waiting -= 1
             if self.ready_seen:
                 self.ready_seen -= 1
                 return True
@@ -367,7 +380,13 @@ class Worker:
 
     def wake_runners(self) -> None:
         """Wake as many waiting threads as there are ready tasks (one query). Counted, so
-        that a thread about to wait when the count comes does not miss it."""
+        that a thread about to wait when the count comes does not miss it. With no thread
+        waiting there is nothing to count: each busy thread looks for its next task when
+        its task ends (a notification per enqueue would otherwise cost a query each)."""
+        with self.wake:
+            self.looks += 1
+            if not self.waiting:
+                return
         ready = self.tasks()[: self.threads].count()
         with self.wake:
             self.ready_seen = ready
