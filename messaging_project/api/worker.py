@@ -11,7 +11,8 @@ running them in production takes:
 - **Waking.** On PostgreSQL a trigger NOTIFYs when tasks are inserted (the base's
   migration 0002), delivered when the inserting transaction commits, and an idle worker
   starts the task at once; otherwise, and for tasks deferred with `run_after`, it looks
-  every `--interval` seconds.
+  every `--interval` seconds. While every thread is busy a notification costs nothing
+  (no count of the ready tasks): each thread looks for its next task as its task ends.
 - **Heartbeats and recovery.** Each process writes its WorkerHeartbeat every few
   seconds. A task left RUNNING by a worker not heard from for TASK_WORKER_TIMEOUT
   seconds (killed, out of memory, its machine gone) is made READY again and another
