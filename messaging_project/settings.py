@@ -195,15 +195,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # tables and fails at once instead of waiting, unlike the file the service uses.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
-elif env_bool("DATABASE_PREPARED_STATEMENTS", True):
-    # A statement run five times on a connection is prepared: PostgreSQL parses and
-    # plans it once, which was about 40% of its CPU for an auto-reply's statements
-    # (docs/performance.md, 2026-11-25). It takes parameters bound by the server.
-    # Off (false) behind a pooler that cannot keep prepared statements (PgBouncer in
-    # transaction mode before 1.21).
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=True, prepare_threshold=5
-    )
 
 # django-prometheus's wrappers of the same backends count queries, errors and connections.
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
