@@ -69,18 +69,24 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
             "phone_input": f"+{contact.phone}" if contact.phone else contact.user_id,
             "contact": contact,
         }
+        # The reply's end is written with the chat, in its transaction: one commit (one
+        # flush of PostgreSQL's log) fewer for every reply.
+        sent = {"recorded": lambda chat: finish(auto_reply, AutoReplyState.SENT, reply=chat)}
         if auto_reply.media_type:  # a media reply: `message` is its URL
-            result = send_media(
-                **recipient, media_type=auto_reply.media_type, media_url=auto_reply.message
+            send_media(
+                **recipient,
+                **sent,
+                media_type=auto_reply.media_type,
+                media_url=auto_reply.message,
             )
         else:
-            result = send_message(**recipient, message=auto_reply.message)
+            send_message(**recipient, **sent, message=auto_reply.message)
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:
         logger.warning("Auto-reply %s not sent: the channel is not configured", auto_reply_id)
         return finish(auto_reply, AutoReplyState.FAILED, error=error.detail)
-    return finish(auto_reply, AutoReplyState.SENT, reply=result.chat)
+    return AutoReplyState.SENT
 
 
 # The claim of a reply's first run: its AutoReply written `sending`, unless a row for the
