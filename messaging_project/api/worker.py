@@ -11,7 +11,8 @@ running them in production takes:
 - **Waking.** On PostgreSQL a trigger NOTIFYs when tasks are inserted (the base's
   migration 0002), delivered when the inserting transaction commits, and an idle worker
   starts the task at once; otherwise, and for tasks deferred with `run_after`, it looks
-  every `--interval` seconds.
+  every `--interval` seconds. While every thread is busy a notification costs nothing
+  (no count of the ready tasks): each thread looks for its next task as its task ends.
 - **Heartbeats and recovery.** Each process writes its WorkerHeartbeat every few
   seconds. A task left RUNNING by a worker not heard from for TASK_WORKER_TIMEOUT
   seconds (killed, out of memory, its machine gone) is made READY again and another
@@ -54,6 +55,7 @@ from django_tasks_db.management.commands.db_worker import Worker as TaskRunner
 from django_tasks_db.models import DBTaskResult, get_date_max
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
+from messaging_project.api import rows
 from messaging_project.api.models import WorkerHeartbeat
 from messaging_project.api.schedule import Scheduler
 
@@ -110,10 +112,9 @@ def ready_tasks(backend_name: str = "default", queue_names=("default",), exclude
 
 
 def claim_next(tasks, worker_id: str) -> DBTaskResult | None:
-    """The next ready task, marked RUNNING under `worker_id`; None when there is none."""
-    if connections[tasks.db].vendor == "postgresql":
-        return claim_in_one_statement(tasks, worker_id)
-    try:  # django_tasks_db's claim: lock, then mark, in one transaction
+    """django_tasks_db's claim (lock, then mark, in one transaction) of the next of
+    `tasks`; None when there is none. PostgreSQL claims in one statement (claim_ready)."""
+    try:
         with exclusive_transaction(tasks.db):
             task_result = tasks.get_locked()
             if task_result is not None:
@@ -125,20 +126,65 @@ def claim_next(tasks, worker_id: str) -> DBTaskResult | None:
         raise
 
 
-def claim_in_one_statement(tasks, worker_id: str) -> DBTaskResult | None:
-    """django_tasks_db's claim (the first ready task in its order, locked with SKIP LOCKED,
-    marked RUNNING with the worker appended to worker_ids) as one UPDATE ... RETURNING:
-    one round trip instead of four, for every task and every look at an empty queue."""
-    table = connections[tasks.db].ops.quote_name(DBTaskResult._meta.db_table)
-    first = tasks.order_by(*DBTaskResult._meta.ordering).values("pk")[:1]
-    select, params = first.query.get_compiler(using=tasks.db).as_sql()
-    claimed = DBTaskResult.objects.using(tasks.db).raw(
-        f"UPDATE {table} SET status = %s, started_at = %s, "
-        f"worker_ids = worker_ids || jsonb_build_array(%s::text) "
-        f"WHERE id = ({select} FOR UPDATE SKIP LOCKED) RETURNING *",
-        [TaskResultStatus.RUNNING, timezone.now(), worker_id, *params],
+# django_tasks_db's claim on PostgreSQL, as one UPDATE ... RETURNING: the first ready
+# task in its order (the ready index's), locked with SKIP LOCKED, marked RUNNING with the
+# worker appended to worker_ids. One round trip instead of four, for every task and every
+# look at an empty queue; written out, as the ORM's compiling cost more than the round
+# trip (docs/performance.md, 2026-11-25).
+CLAIM = """
+    UPDATE {table} SET status = %s, started_at = %s,
+        worker_ids = worker_ids || jsonb_build_array(%s::text)
+    WHERE id = (
+        SELECT id FROM {table}
+        WHERE status = %s AND (run_after = %s OR run_after <= %s) AND backend_name = %s{only}
+        ORDER BY priority DESC, run_after ASC, enqueued_at ASC
+        LIMIT 1 FOR UPDATE SKIP LOCKED
     )
-    return next(iter(claimed), None)
+    RETURNING {columns}
+"""
+
+
+def claim_ready(
+    worker_id: str,
+    *,
+    backend_name: str = "default",
+    queue_names=("default",),
+    excluded=(),
+    task_id: str | None = None,
+    using: str = "default",
+) -> DBTaskResult | None:
+    """On PostgreSQL: claim the next of ready_tasks(backend_name, queue_names, excluded)
+    (only `task_id`, when given) for `worker_id`; None when none is ready."""
+    connection = connections[using]
+    now = timezone.now()
+    only, params = "", []
+    if "*" not in queue_names:
+        only += " AND queue_name = ANY(%s)"
+        params.append(list(queue_names))
+    if excluded:
+        only += " AND NOT queue_name = ANY(%s)"
+        params.append(list(excluded))
+    if task_id is not None:
+        only += " AND id = %s"
+        params.append(task_id)
+    table = connection.ops.quote_name(DBTaskResult._meta.db_table)
+    sql = CLAIM.format(table=table, only=only, columns=rows.columns(DBTaskResult, table))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                str(TaskResultStatus.RUNNING),
+                now,
+                worker_id,
+                str(TaskResultStatus.READY),
+                get_date_max(),
+                now,
+                backend_name,
+                *params,
+            ],
+        )
+        row = cursor.fetchone()
+    return None if row is None else rows.instance(DBTaskResult, connection, row)
 
 
 def recycle_connections() -> None:
@@ -281,6 +327,8 @@ class Worker:
         self.stopping = threading.Event()
         self.wake = threading.Condition()
         self.ready_seen = 0  # ready tasks the supervisor counted and no thread took up yet
+        self.waiting = 0  # runner threads asleep in wait_for_work
+        self.looks = 0  # the supervisor's looks (a notification, a poll) so far
         self.lock = threading.Lock()
         self.started = 0
         self.running: set[str] = set()  # the ids of the tasks this process's threads run
@@ -293,6 +341,20 @@ class Worker:
 
     def tasks(self):
         return ready_tasks(self.backend_name, self.queue_names, self.excluded_queue_names)
+
+    def claim(self, task_id: str | None = None) -> DBTaskResult | None:
+        """The next ready task (only `task_id`, when given), claimed for this worker."""
+        if connections[self.alias].vendor == "postgresql":
+            return claim_ready(
+                self.worker_id,
+                backend_name=self.backend_name,
+                queue_names=self.queue_names,
+                excluded=self.excluded_queue_names,
+                task_id=task_id,
+                using=self.alias,
+            )
+        tasks = self.tasks() if task_id is None else self.tasks().filter(pk=task_id)
+        return claim_next(tasks, self.worker_id)
 
     def runner(self) -> TaskRunner:
         """django_tasks_db's runner, for its run_task: run, record the outcome, signal."""
@@ -313,7 +375,7 @@ class Worker:
         with self.lock:
             if self.max_tasks is not None and self.started >= self.max_tasks:
                 return False
-        task_result = claim_next(self.tasks(), self.worker_id)
+        task_result = self.claim()
         if task_result is None:
             return False
         with self.lock:
@@ -335,6 +397,7 @@ class Worker:
             while not self.stopping.is_set():
                 try:
                     recycle_connections()
+                    looked = self.looks
                     if self.run_one(runner):
                         failures = 0
                         continue
@@ -347,19 +410,27 @@ class Worker:
                     continue
                 if self.batch:
                     return
-                if not self.wait_for_work():
+                if not self.wait_for_work(looked):
                     # Idle: give the connection back, so an idle worker holds two (its
                     # round's and the listener's) rather than one per thread.
                     connections.close_all()
         finally:
             connections.close_all()
 
-    def wait_for_work(self) -> bool:
+    def wait_for_work(self, looked: int) -> bool:
         """Sleep until the supervisor sees a ready task; False if IDLE_WAIT seconds passed
-        without one."""
+        without one. `looked`: the supervisor's looks when this thread's own look for a
+        task began; if it looked again since, tasks may have come that the thread missed,
+        and it does not sleep."""
         with self.wake:
-            if not self.ready_seen and not self.stopping.is_set():
-                self.wake.wait_for(lambda: self.ready_seen or self.stopping.is_set(), IDLE_WAIT)
+            if self.looks != looked:
+                return True
+            self.waiting += 1
+            try:
+                if not self.ready_seen and not self.stopping.is_set():
+                    self.wake.wait_for(lambda: self.ready_seen or self.stopping.is_set(), IDLE_WAIT)
+            finally:
+                self.waiting -= 1
             if self.ready_seen:
                 self.ready_seen -= 1
                 return True
@@ -367,7 +438,13 @@ class Worker:
 
     def wake_runners(self) -> None:
         """Wake as many waiting threads as there are ready tasks (one query). Counted, so
-        that a thread about to wait when the count comes does not miss it."""
+        that a thread about to wait when the count comes does not miss it. With no thread
+        waiting there is nothing to count: each busy thread looks for its next task when
+        its task ends (a notification per enqueue would otherwise cost a query each)."""
+        with self.wake:
+            self.looks += 1
+            if not self.waiting:
+                return
         ready = self.tasks()[: self.threads].count()
         with self.wake:
             self.ready_seen = ready
@@ -487,7 +564,7 @@ def run_task_now(result_id: str, *, worker_id: str = "inline") -> bool:
     """Run one task in this thread if it is still READY (a worker may have taken it
     already); whether it ran here."""
     worker = Worker(worker_id=worker_id)
-    task_result = claim_next(worker.tasks().filter(pk=result_id), worker_id)
+    task_result = worker.claim(task_id=result_id)
     if task_result is None:
         return False
     worker.runner().run_task(task_result)

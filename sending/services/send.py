@@ -102,6 +102,7 @@ def send_message(
     buttons: list[dict[str, str]] | None = None,
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
+    recorded: Callable[[Chat], None] | None = None,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
@@ -110,7 +111,8 @@ def send_message(
     Header and footer go only with buttons: a text message has neither (the original
     product ignores them too). `new_contact` holds the names and email of a contact the
     send creates; `contact`, when given, is the recipient (an auto-reply's sender, who
-    may have no number).
+    may have no number). `recorded`, when given, is called with the accepted chat in the
+    transaction that records it (an auto-reply's end: one commit fewer).
     """
     if buttons:
         payload = button_payload(
@@ -135,6 +137,7 @@ def send_message(
         metadata=metadata,
         new_contact=new_contact,
         contact=contact,
+        recorded=recorded,
     )
 
 
@@ -206,6 +209,7 @@ def send_media(
     phone_input: str | None = None,
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
+    recorded: Callable[[Chat], None] | None = None,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
@@ -226,6 +230,7 @@ def send_media(
         metadata=metadata,
         new_contact=new_contact,
         contact=contact,
+        recorded=recorded,
     )
 
 
@@ -239,9 +244,11 @@ def deliver(
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
     before_send: Callable[[], None] | None = None,
+    recorded: Callable[[Chat], None] | None = None,
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
-    there for its turn at the number's rate (campaigns/pacing.py)."""
+    there for its turn at the number's rate (campaigns/pacing.py). `recorded`, with the
+    accepted chat, in the transaction that records it."""
     gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
@@ -278,7 +285,7 @@ def deliver(
         organization=organization, contact=contact, metadata=metadata, message=message
     )
     try:
-        chat = record(chat)
+        chat = record(chat, then=recorded)
     except IntegrityError:
         # The id is already one of this organization's messages: the status updates
         # could not tell the two apart, so this answer cannot be trusted.
@@ -374,8 +381,14 @@ def record_one_accepted(chat: Chat) -> Chat | SendFailed:
         return SendFailed(error=error, chat=failed)
 
 
-def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
-    """Insert a chat the channel has answered for, once, through a lost connection.
+def record(
+    chat: Chat,
+    *,
+    error: GatewayError | None = None,
+    then: Callable[[Chat], None] | None = None,
+) -> Chat:
+    """Insert a chat the channel has answered for, once, through a lost connection;
+    `then(chat)`, when given, in the same transaction.
 
     Raises IntegrityError for a message id the organization already has, and
     SendNotRecorded (after logging what is known) when the database stays away.
@@ -391,6 +404,8 @@ def record(chat: Chat, *, error: GatewayError | None = None) -> Chat:
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel
                     emit_chat(Event.MESSAGE_SENT, chat)  # sending/events.py
                 apply_kept_statuses(chat)
+                if then is not None:
+                    then(chat)
         except IntegrityError:
             # An attempt whose answer was lost may have committed: the uuid is unique.
             stored = Chat.objects.filter(uuid=chat.uuid).first()

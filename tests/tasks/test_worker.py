@@ -186,3 +186,19 @@ def test_a_worker_that_loses_its_database_mid_task_carries_on_and_runs_the_task_
     thread.join(10)
     assert [key for key, _, _ in jobs.runs()] == [7, 7]  # the first run, then its rerun
     assert DBTaskResult.objects.get(pk=task.id).worker_ids == ["survivor", "survivor"]
+
+
+def test_a_notification_while_every_thread_is_busy_costs_no_query(db, django_assert_num_queries):
+    # Each busy thread looks for its next task as its task ends: nothing to count.
+    worker = Worker(worker_id="busy", threads=2)
+    with django_assert_num_queries(0):
+        worker.wake_runners()
+
+
+def test_a_thread_that_looked_before_a_notification_looks_again_instead_of_sleeping(db):
+    worker = Worker(worker_id="looking", threads=1)
+    looked = worker.looks  # its look for a task began, found none...
+    worker.wake_runners()  # ...and a task came meanwhile, no thread waiting to be counted
+    started = time.monotonic()
+    assert worker.wait_for_work(looked)
+    assert time.monotonic() - started < 0.5

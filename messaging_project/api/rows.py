@@ -1,0 +1,53 @@
+"""Model instances from the rows of written-out statements.
+
+On the busiest paths a statement is written out rather than built by the ORM, whose
+compiling can cost more than running it (docs/performance.md). Such a statement selects
+a model's concrete columns in `columns()`' order; `instance()` turns that slice of a row
+into the instance the ORM would have made, its columns converted as the ORM converts
+them (decrypted secrets, JSON, SQLite's dates).
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db import models
+
+M = TypeVar("M", bound=models.Model)
+
+# (model, database alias): the converters of each column that has any.
+_converters: dict[tuple[type, str], list[tuple[int, Callable[..., Any]]]] = {}
+
+
+def columns(model: type[models.Model], alias: str) -> str:
+    """The model's concrete columns, each prefixed with the table's `alias` in the
+    statement."""
+    return ", ".join(f"{alias}.{field.column}" for field in model._meta.concrete_fields)
+
+
+def split(row: Sequence[Any], *models: type[models.Model]) -> list[Sequence[Any]]:
+    """A row that selects `columns()` of each of `models` in turn, cut into each one's
+    values."""
+    parts, start = [], 0
+    for model in models:
+        end = start + len(model._meta.concrete_fields)
+        parts.append(row[start:end])
+        start = end
+    return parts
+
+
+def instance(model: type[M], connection, values: Sequence[Any]) -> M:
+    """The instance of `model` whose concrete columns are `values`, as loaded."""
+    key = (model, connection.alias)
+    if key not in _converters:
+        table = model._meta.db_table
+        _converters[key] = [
+            (index, converter)
+            for index, field in enumerate(model._meta.concrete_fields)
+            for converter in connection.ops.get_db_converters(field.get_col(table))
+            + field.get_db_converters(connection)
+        ]
+    values = list(values)
+    for index, convert in _converters[key]:
+        values[index] = convert(values[index], None, connection)
+    names = [field.attname for field in model._meta.concrete_fields]
+    return model.from_db(connection.alias, names, values)
