@@ -40,16 +40,20 @@ def request_written() -> None:
         hook()
 
 
-class WrittenHTTPConnection(HTTPConnection):
+class CallsWhenWritten:
+    """A urllib3 connection that calls `request_written()` once its request is sent."""
+
     def request(self, *args: Any, **kwargs: Any) -> None:
-        super().request(*args, **kwargs)
+        super().request(*args, **kwargs)  # type: ignore[misc]
         request_written()
 
 
-class WrittenHTTPSConnection(HTTPSConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        super().request(*args, **kwargs)
-        request_written()
+class WrittenHTTPConnection(CallsWhenWritten, HTTPConnection):
+    pass
+
+
+class WrittenHTTPSConnection(CallsWhenWritten, HTTPSConnection):
+    pass
 
 
 class WrittenHTTPConnectionPool(HTTPConnectionPool):

@@ -115,17 +115,24 @@ def test_a_reply_to_a_message_deleted_meanwhile_is_not_sent(cloud_webhook_org, h
     assert not AutoReply.objects.exists()
 
 
+def stored_reply(organization, canned_reply, **values) -> AutoReply:
+    """The AutoReply row of the inbound message's reply, as a webhook or an earlier run
+    wrote it."""
+    return AutoReply.objects.create(
+        organization=organization,
+        inbound=Chat.objects.get(type="inbound"),
+        canned_reply=canned_reply,
+        message="9 to 5",
+        **values,
+    )
+
+
 def test_a_reply_owed_before_the_claim_moved_to_the_worker_is_still_sent_once(
     cloud_webhook_org, hours, graph
 ):
     # What the webhook wrote before: a pending AutoReply and a task that names it.
     deliver(cloud_webhook_org, envelope(text_message("good morning")))
-    owed = AutoReply.objects.create(
-        organization=cloud_webhook_org,
-        inbound=Chat.objects.get(type="inbound"),
-        canned_reply=hours,
-        message="9 to 5",
-    )
+    owed = stored_reply(cloud_webhook_org, hours)
     send_auto_reply.enqueue(owed.pk)
 
     assert run_tasks() == 1
@@ -141,14 +148,7 @@ def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing
 ):
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
     # An earlier run claimed it (wrote it) and its worker died during the channel call.
-    owed = AutoReply.objects.create(
-        organization=cloud_webhook_org,
-        inbound=Chat.objects.get(type="inbound"),
-        canned_reply=hours,
-        message="9 to 5",
-        state="sending",
-        attempts=1,
-    )
+    owed = stored_reply(cloud_webhook_org, hours, state="sending", attempts=1)
 
     assert run_tasks() == 1
 
