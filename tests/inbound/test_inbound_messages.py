@@ -130,6 +130,44 @@ def test_concurrent_deliveries_record_the_message_once(webhook_org):
     assert replies_sent(webhook_org) == ["Auto answer"]
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs concurrent connections")
+def test_concurrent_webhooks_from_new_senders_keep_the_contact_count_exact(webhook_org):
+    """The inbound webhook writes the contacts' count just before its commit
+    (events.services.at_batch_end): 12 webhooks at once, from 6 new senders, two
+    messages each, and a copy of one of them: 6 contacts, counted 6."""
+    from contacts import selectors
+    from contacts.models import ContactBlock
+
+    payloads = [
+        envelope(text_message("hi", sender=f"4915123400{n % 6:03d}", wam_id=f"wamid.C{n}"))
+        for n in range(12)
+    ]
+    payloads.append(payloads[0])  # WhatsApp sending one again: its savepoint rolls back
+    barrier = threading.Barrier(len(payloads))
+    statuses = []
+
+    def send(payload):
+        from django.db import connections
+
+        barrier.wait()
+        try:
+            statuses.append(deliver(webhook_org, payload).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=send, args=(payload,)) for payload in payloads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert statuses == [200] * len(payloads)
+    assert Chat.objects.filter(organization=webhook_org, type="inbound").count() == 12
+    assert Contact.objects.live().filter(organization=webhook_org).count() == 6
+    total = ContactBlock.objects.get(organization=webhook_org, block=ContactBlock.TOTAL)
+    assert total.live == 6 == selectors.live_contact_count(organization_id=webhook_org.pk)
+
+
 @pytest.mark.parametrize(
     "criteria, text, answered",
     [
