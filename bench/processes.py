@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -100,12 +101,38 @@ def worker_pids(server: subprocess.Popen) -> list[int]:
 
 
 @contextlib.contextmanager
-def stopped(pids: list[int]):
-    """The processes `pids` stopped (SIGSTOP) for the block, continued after it."""
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
+def stopped(pids: list[int], database_url: str = ""):
+    """The processes `pids` stopped (SIGSTOP) for the block, continued after it.
+
+    With `database_url`, only at a moment when none of the database's connections is
+    inside a transaction (the block starts with nothing else running): a worker stopped
+    inside one would hold PostgreSQL's oldest snapshot for the whole block, no dead row
+    could be pruned meanwhile, and every later statement on a row updated often (the
+    contacts' count) would walk its growing chain of dead versions."""
+    for attempt in range(100):
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        if not pids or not database_url or not transactions_open(database_url):
+            break
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        time.sleep(0.05 * (attempt + 1))
+    else:
+        raise RuntimeError("the worker was inside a transaction each time it was stopped")
     try:
         yield
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
+
+
+def transactions_open(database_url: str) -> int:
+    """How many of the database's other connections are inside a transaction."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        query = (
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+        )
+        return conn.execute(query).fetchone()[0]

@@ -15,6 +15,7 @@ mobile form, and `54` + 10 digits is a valid landline, so neither may be rewritt
 """
 
 import re
+from functools import lru_cache
 
 import phonenumbers
 
@@ -26,8 +27,22 @@ MEXICAN_OLD_MOBILE = re.compile(r"^521([0-9]{10})$")
 BRAZILIAN_MOBILE_WITHOUT_NINE = re.compile(r"^([1-9][1-9])([6-9][0-9]{7})$")
 
 
+# Numbers kept parsed and formatted, by their digits: an inbound message's sender is
+# parsed to store it and parsed again to show it (the contact in its event's body, a
+# page of contacts), and libphonenumber's parse costs more than the rest of a contact's
+# record (docs/performance.md). A few hundred kB at most.
+PARSED_NUMBERS_KEPT = 4096
+
+
 class InvalidPhoneNumber(ValueError):
     pass
+
+
+@lru_cache(maxsize=PARSED_NUMBERS_KEPT)
+def parsed_number(digits: str) -> phonenumbers.PhoneNumber:
+    """`+digits` parsed; raises NumberParseException (not kept). The object is shared by
+    every caller: read it, never change it."""
+    return phonenumbers.parse(f"+{digits}", None)
 
 
 def normalize_phone(raw: str) -> str:
@@ -40,7 +55,7 @@ def normalize_phone(raw: str) -> str:
     if mexican:
         digits = f"52{mexican[1]}"
     try:
-        number = phonenumbers.parse(f"+{digits}", None)
+        number = parsed_number(digits)
     except phonenumbers.NumberParseException:
         raise InvalidPhoneNumber(INVALID_PHONE) from None
     number = with_brazilian_ninth_digit(number)
@@ -59,13 +74,14 @@ def with_brazilian_ninth_digit(number: phonenumbers.PhoneNumber) -> phonenumbers
     return candidate if phonenumbers.is_valid_number(candidate) else number
 
 
+@lru_cache(maxsize=PARSED_NUMBERS_KEPT)
 def formatted_phone(phone: str) -> str:
     """Stored digits in international format (`+52 55 1234 5678`), as the original product
     shows them; the digits with a plus when libphonenumber cannot format them."""
     if not phone:
         return ""
     try:
-        number = phonenumbers.parse(f"+{phone}", None)
+        number = parsed_number(phone)
     except phonenumbers.NumberParseException:
         return f"+{phone}"
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.INTERNATIONAL)

@@ -34,3 +34,34 @@ def test_what_is_not_a_number_is_still_refused(written):
 def test_the_formatted_number_is_international():
     assert formatted_phone("525512345678") == "+52 55 1234 5678"
     assert formatted_phone("") == ""
+
+
+def test_a_number_just_stored_is_shown_without_parsing_it_again(monkeypatch):
+    """The inbound sender is parsed once: to store it; its event's contact record
+    formats the same parse (docs/performance.md)."""
+    import phonenumbers
+
+    from messaging_project.api import phones
+
+    phones.parsed_number.cache_clear()
+    phones.formatted_phone.cache_clear()
+    calls = []
+    parse = phonenumbers.parse
+    monkeypatch.setattr(phonenumbers, "parse", lambda *a, **k: calls.append(a) or parse(*a, **k))
+
+    stored = normalize_phone("+44 7700 900123")
+    assert formatted_phone(stored) == "+44 7700 900123"
+    assert formatted_phone(stored) == "+44 7700 900123"
+    assert calls == [("+447700900123", None)]
+
+
+def test_a_kept_parse_is_not_changed_by_its_readers():
+    """Brazil's ninth digit makes a new number rather than changing the kept one."""
+    import phonenumbers
+
+    as_written = phonenumbers.format_number(
+        phonenumbers.parse("+551187654321", None), phonenumbers.PhoneNumberFormat.INTERNATIONAL
+    )
+    assert normalize_phone("551187654321") == "5511987654321"
+    assert formatted_phone("551187654321") == as_written
+    assert normalize_phone("551187654321") == "5511987654321"
