@@ -186,9 +186,9 @@ def throughput(
     base, organization, database_url, server, seconds, pairs, scratch, *, pause_worker
 ) -> dict:
     """The web process's webhook throughput without and with the two endpoints, in
-    `pairs` pairs of short rounds (abba()). Rounds of one kind differ by up to 15% on
-    this shared machine, as much as the effect measured, so the ratio is that of the
-    sums over many rounds, with the spread of the pairs' own ratios beside it.
+    `pairs` pairs of short rounds (abba()). Rounds of one kind differ by up to 30% on
+    this machine, more than the effect measured, so the ratio is that of the sums over
+    many rounds, with the spread of the pairs' own ratios beside it.
     With `pause_worker` the worker is stopped (SIGSTOP) through every round, so the web
     process is measured alone; the deliveries queued meanwhile are made afterwards."""
     path = f"/webhooks/whatsapp/{organization}"

@@ -106,9 +106,9 @@ def stopped(pids: list[int], database_url: str = ""):
 
     With `database_url`, only at a moment when none of the database's connections is
     inside a transaction (the block starts with nothing else running): a worker stopped
-    inside one would hold PostgreSQL's oldest snapshot for the whole block, no dead row
-    could be pruned meanwhile, and every later statement on a row updated often (the
-    contacts' count) would walk its growing chain of dead versions."""
+    inside one would hold PostgreSQL's oldest snapshot for the whole block, so that no
+    dead version of a row updated by every request (the contacts' count) could be
+    pruned meanwhile."""
     for attempt in range(100):
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
