@@ -177,8 +177,12 @@ def analyze(database_url: str) -> None:
 
 
 def pending_deliveries(database_url: str) -> int:
+    """The deliveries not yet finished, and the events not yet fanned out into theirs."""
     with psycopg.connect(database_url, autocommit=True) as conn:
-        query = "SELECT count(*) FROM events_delivery WHERE status = 'pending'"
+        query = (
+            "SELECT (SELECT count(*) FROM events_delivery WHERE status = 'pending')"
+            " + (SELECT count(*) FROM events_emission)"
+        )
         return conn.execute(query).fetchone()[0]
 
 

@@ -13,6 +13,7 @@ from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import at_batch_end, emit_event, emit_events
+from messaging_project.api.database import Statement
 from messaging_project.api.formats import iso_datetime, laravel_datetime
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
@@ -121,22 +122,18 @@ def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> N
     held from this write to the commit, would make the organization's webhooks wait for
     the rest of each other's work.
     """
-    at_batch_end(
-        partial(
-            write_live_count, organization_id=organization_id, contact_id=contact_id, delta=delta
-        )
-    )
+    at_batch_end(*live_count_statement(organization_id, contact_id, delta))
 
 
-def write_live_count(*, organization_id: int, contact_id: int, delta: int) -> None:
+def live_count_statement(organization_id: int, contact_id: int, delta: int) -> Statement:
+    """The statement that adds `delta` to the total and to the block of `contact_id`."""
     block = contact_id // ContactBlock.SIZE
     total_sql, total_params = adjust_row(organization_id, ContactBlock.TOTAL, 0, MAX_ID)
     block_sql, block_params = adjust_row(
         organization_id, block, block * ContactBlock.SIZE, (block + 1) * ContactBlock.SIZE
     )
     sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*total_params, *block_params, delta])
+    return sql, [*total_params, *block_params, delta]
 
 
 def recount_contact_blocks(*, organization_id: int) -> None:

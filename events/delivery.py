@@ -1,4 +1,11 @@
-"""Delivering events: the Delivery rows are the queue, drained by the worker processes.
+"""Delivering events: the Emission and Delivery rows are the queue, drained by the
+worker processes.
+
+An event is emitted as one Emission row (events/services.py). Before each claim a worker
+fans the oldest emissions out: it takes them (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so
+two workers never take the same one) and writes one pending delivery per endpoint that
+wanted each and still exists, in one transaction, so an emission becomes its deliveries
+exactly once. The deliveries keep the emission's time as their `created_at`.
 
 A delivery is due while it is pending, not under way, and its `next_attempt_at` (a
 retry's time; none for the first attempt) has come. A worker claims due deliveries
@@ -28,10 +35,11 @@ from datetime import UTC, datetime, timedelta
 import requests
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from events.models import Delivery, DeliveryStatus, Endpoint
+from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
 from messaging_project.api.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.api.public_urls import PrivateAddressRefused, public_session
 
@@ -50,10 +58,29 @@ INLINE_BATCH = 100
 # After an answer the worker waits this long, so that the answers of that moment are
 # recorded (and the slots they free filled) by one statement each.
 GATHER = 0.02
-# How often a worker looks for due deliveries (new ones, retries come due): one indexed
-# UPDATE that finds nothing, ten a second, when idle.
+# How often a worker looks for new emissions and due deliveries (retries come due): a
+# DELETE and an indexed UPDATE that find nothing, ten a second each, when idle.
 POLL = 0.1
 NOT_SENT = "The endpoint was deleted or turned off."
+# Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
+FAN_OUT_BATCH = 200
+
+# The oldest emissions, taken by one statement that removes them: their deliveries are
+# written in the same transaction, so a worker dying midway leaves them to the next.
+TAKE_EMISSIONS_SQL = """
+WITH picked AS MATERIALIZED (
+    SELECT id FROM {table} ORDER BY id LIMIT %s {lock}
+)
+DELETE FROM {table} WHERE id IN (SELECT id FROM picked)
+RETURNING id, endpoints, event, body, created_at
+"""
+INSERT_DELIVERIES_SQL = (
+    "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
+    "attempts, last_error, created_at, updated_at) VALUES "
+)
+DELIVERY_ROW = "(%s, %s, %s, %s, %s, 'pending', 0, '', %s, %s)"
+# Rows per INSERT statement: 7 parameters each, well within SQLite's limit.
+DELIVERY_ROWS_MAX = 500
 
 # The rows are picked in a materialized CTE: as a plain `IN (subquery)` PostgreSQL may
 # run the subquery again for each row it updates and take more than the LIMIT.
@@ -98,6 +125,52 @@ class Claimed:
 def lease() -> timedelta:
     """How long an attempt may take before another worker may assume this one died."""
     return timedelta(seconds=2 * settings.WEBHOOK_TIMEOUT + 30)
+
+
+def fan_out(limit: int = FAN_OUT_BATCH) -> int:
+    """Turn up to `limit` emissions, oldest first, into a pending delivery for each
+    endpoint that wanted it and still exists (one that is turned off or deleted gets its
+    delivery, which records why it was not sent); how many emissions. One transaction."""
+    ops = connection.ops
+    lock = "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    with transaction.atomic(), connection.cursor() as cursor:
+        table = ops.quote_name(Emission._meta.db_table)
+        cursor.execute(TAKE_EMISSIONS_SQL.format(table=table, lock=lock), [limit])
+        emissions = sorted(cursor.fetchall())
+        if not emissions:
+            return 0
+        wanted = {pk for _, endpoints, *_ in emissions for pk in endpoint_ids(endpoints)}
+        organizations = dict(
+            Endpoint.objects.filter(pk__in=wanted).values_list("pk", "organization_id")
+        )
+        now = ops.adapt_datetimefield_value(timezone.now())
+        rows = [
+            (organizations[pk], pk, new_message_id(), event, body, created_at, now)
+            for _, endpoints, event, body, created_at in emissions
+            for pk in endpoint_ids(endpoints)
+            if pk in organizations
+        ]
+        table = ops.quote_name(Delivery._meta.db_table)
+        for start in range(0, len(rows), DELIVERY_ROWS_MAX):
+            chunk = rows[start : start + DELIVERY_ROWS_MAX]
+            cursor.execute(
+                INSERT_DELIVERIES_SQL.format(table=table) + ", ".join([DELIVERY_ROW] * len(chunk)),
+                [value for row in chunk for value in row],
+            )
+    return len(emissions)
+
+
+def endpoint_ids(endpoints: str) -> list[int]:
+    """An emission's endpoints; anything but ids is passed over, so that no row can stop
+    the fan-out of every row behind it."""
+    return [int(pk) for pk in endpoints.split(",") if pk.isdigit()]
+
+
+def fan_out_all(stopping: threading.Event | None = None) -> None:
+    """fan_out() until no emission is left (a backlog, after the workers were away), or
+    until `stopping`."""
+    while fan_out() == FAN_OUT_BATCH and not (stopping and stopping.is_set()):
+        pass
 
 
 def claim(limit: int, now: datetime | None = None) -> list[Claimed]:
@@ -278,9 +351,21 @@ class DeliveryQueue:
                 self.pool = ThreadPoolExecutor(self.slots, thread_name_prefix="event-post")
             return self.pool
 
+    def backlog(self) -> str:
+        """The events not yet fanned out (a backlog means no worker is taking them up),
+        the oldest's age, and the pending deliveries."""
+        now = timezone.now()
+        waiting = Emission.objects.aggregate(count=Count("id"), oldest=Min("created_at"))
+        pending = Delivery.objects.filter(status=DeliveryStatus.PENDING).count()
+        line = f"{waiting['count']} event(s) to fan out"
+        if waiting["oldest"] is not None:
+            line += f", the oldest for {(now - waiting['oldest']).total_seconds():.1f} s"
+        return f"{line}; {pending} delivery(ies) pending"
+
     def run_due(self, worker_id: str = "") -> int:
-        """Attempt the due deliveries (up to INLINE_BATCH) in this thread, their POSTs
-        together; how many. For tests and commands."""
+        """Fan the emissions out, then attempt the due deliveries (up to INLINE_BATCH)
+        in this thread, their POSTs together; how many. For tests and commands."""
+        fan_out_all()
         claimed = claim(INLINE_BATCH)
         if not claimed:
             return 0
@@ -291,9 +376,9 @@ class DeliveryQueue:
         return len(claimed)
 
     def serve(self, worker_id: str, stopping: threading.Event) -> None:
-        """Drain the queue until `stopping` (and the POSTs under way are recorded):
-        claim as many due deliveries as there are free slots, record the answers as they
-        come, look again every POLL seconds."""
+        """Drain the queue until `stopping` (and the POSTs under way are recorded): fan
+        the new emissions out, claim as many due deliveries as there are free slots,
+        record the answers as they come, look again every POLL seconds."""
         in_flight: dict[Future, tuple[Claimed, Endpoint | None]] = {}
         wake = threading.Event()  # set by each answer
         failures = 0
@@ -306,6 +391,8 @@ class DeliveryQueue:
                 if stopping.is_set() and not in_flight:
                     return
                 free = self.slots - len(in_flight)
+                if not stopping.is_set():
+                    fan_out_all(stopping)
                 claimed = claim(free) if free and not stopping.is_set() else []
                 if claimed:
                     endpoints = endpoints_of(claimed)

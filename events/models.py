@@ -1,8 +1,12 @@
-"""Event webhooks: an organization's endpoints, and one delivery per event and endpoint.
+"""Event webhooks: an organization's endpoints, the events emitted, and one delivery per
+event and endpoint.
 
-A delivery is its own row from the moment the event is emitted (in the transaction of
-the change that caused it) until it succeeds or runs out of attempts; its `msg_id` is the
-`webhook-id` of every attempt and its `body` the exact bytes each attempt signs and sends.
+An event is written as one Emission row in the transaction of the change that caused it,
+whatever the number of endpoints that want it; a worker soon turns it into one Delivery
+per endpoint (events/delivery.py), in one transaction, so it is never lost nor doubled.
+A delivery is its own row from then until it succeeds or runs out of attempts; its
+`msg_id` is the `webhook-id` of every attempt and its `body` the exact bytes each attempt
+signs and sends.
 """
 
 import base64
@@ -78,6 +82,31 @@ class Endpoint(OrganizationRecord):
 
     def subscribes_to(self, event: str) -> bool:
         return not self.events or event in self.events
+
+
+class Emission(models.Model):
+    """An event emitted and not yet fanned out into its deliveries: the outbox.
+
+    Written by the web's hot paths (every inbound message), so it is as light as a row
+    can be: no foreign keys (their checks at the commit share-lock the endpoints' rows,
+    which every concurrent webhook of the organization wants) and no index but the
+    primary key, which the workers read it by, oldest first. Measured against a row per
+    delivery: docs/performance.md, "Event webhooks, fifth look"."""
+
+    # The ids of the endpoints that wanted the event when it was emitted, comma-separated
+    # (at most MAX_ENDPOINTS); one that is gone by the fan-out gets no delivery.
+    endpoints = models.CharField(max_length=255)
+    event = models.CharField(max_length=32, choices=Event.choices)
+    # The JSON body every delivery of the event sends.
+    body = models.TextField()
+    # When the change happened: its deliveries' created_at.
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.event} #{self.pk}"
 
 
 class DeliveryStatus(models.TextChoices):

@@ -4,25 +4,29 @@ Events are emitted by the services of the apps that sit above this one (contacts
 canned_replies, sending), each in its own transaction, with the payload (`data`) it
 builds in its own shape: this app knows no resource's fields, so it cannot import them.
 An emission owes the event to each of the organization's endpoints that wants it: one
-Delivery row each, written in the caller's transaction, so the event is sent if and
-only if the change commits. The rows are the queue the workers drain (events/delivery.py).
+Emission row, written in the caller's transaction, so the event is sent if and only if
+the change commits. A worker turns it into one Delivery per endpoint soon after
+(events/delivery.py): the web's hot paths write one light row per event, not a row per
+endpoint with its indexes and foreign keys (docs/performance.md).
 
 Inside `event_batch()` (a transaction: the inbound webhook's, a service's that emits
-many events) the organization's endpoints are looked up once, and the deliveries of
-every emission are kept aside and written by one insert as the batch ends, before its
+many events) the organization's endpoints are looked up once, and the rows of every
+emission are kept aside and written by one insert as the batch ends, before its
 transaction commits. An emission made in a savepoint that is rolled back (a message
 found to be a duplicate) is dropped with it. Outside a batch, an emission costs one
 lookup and, when someone listens, one insert.
 
-The batch also runs, after that insert, the writes given to `at_batch_end()`: those
-that lock a row every request of an organization wants (the contacts' counts). Done
-last, the lock is held for the commit alone, not for the rest of the request: the
-organization's webhooks wait for each other that long (docs/performance.md).
+The batch also executes, after that insert, the statements given to `at_batch_end()`:
+those that lock a row every request of an organization wants (the contacts' counts).
+Done last, the lock is held for the commit alone, not for the rest of the request: the
+organization's webhooks wait for each other that long. The insert and those statements
+go to PostgreSQL in one round trip, which costs more than their rows do
+(docs/performance.md).
 """
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -33,7 +37,8 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Organization
-from events.models import Delivery, DeliveryStatus, Endpoint, new_message_id, new_secret
+from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
+from messaging_project.api.database import Statement, execute_together
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
@@ -47,30 +52,27 @@ LISTENING_SQL = (
     "SELECT id, events FROM {table} "
     "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
 )
-# The deliveries of emissions, written out for the same reason as LISTENING_SQL: the
-# ORM's bulk_create cost more than the statement itself.
-INSERT_SQL = (
-    "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
-    "attempts, last_error, created_at, updated_at) VALUES "
-)
-INSERT_ROW = "(%s, %s, %s, %s, %s, %s, 0, '', %s, %s)"
-# Rows per INSERT statement: 6 parameters each, well within SQLite's limit.
+# The emissions, written out for the same reason as LISTENING_SQL: the ORM's
+# bulk_create cost more than the statement itself.
+INSERT_SQL = "INSERT INTO {table} (endpoints, event, body, created_at) VALUES "
+INSERT_ROW = "(%s, %s, %s, %s)"
+# Rows per INSERT statement: 4 parameters each, well within SQLite's limit.
 INSERT_ROWS_MAX = 500
 
-Row = tuple[int, int, str, str]  # organization, endpoint, event, body
+Row = tuple[str, str, str]  # endpoints (comma-separated ids), event, body
 
 
 class Deferred:
-    """Work kept for the end of a batch, not yet done: the deliveries of one emission, or
-    a write for at_batch_end(). Registered as an on_commit callback that does nothing:
+    """Work kept for the end of a batch, not yet done: the rows of one emission, or
+    a statement for at_batch_end(). Registered as an on_commit callback that does nothing:
     Django drops the callbacks of a savepoint that is rolled back, so the batch does only
     the work still registered."""
 
-    __slots__ = ("rows", "write")
+    __slots__ = ("rows", "statement")
 
-    def __init__(self, rows: list[Row], write: Callable[[], None] | None = None) -> None:
+    def __init__(self, rows: list[Row], statement: Statement | None = None) -> None:
         self.rows = rows
-        self.write = write
+        self.statement = statement
 
     def __call__(self) -> None:
         """Nothing: the work was done before the commit."""
@@ -107,16 +109,15 @@ def event_batch() -> Iterator[None]:
 
 
 def write_batch(batch: Batch) -> None:
-    """Insert the deliveries of the batch's emissions that were not rolled back, then
-    make its deferred writes, in the order they were given."""
+    """Insert the batch's emissions that were not rolled back, then execute its deferred
+    statements in the order they were given: one round trip."""
     if connection.needs_rollback:  # the whole transaction is being rolled back
         return
     registered = {id(func) for _sids, func, _robust in connection.run_on_commit}
     kept = [work for work in batch.deferred if id(work) in registered]
-    insert_deliveries([row for work in kept for row in work.rows])
-    for work in kept:
-        if work.write is not None:
-            work.write()
+    statements = emission_statements([row for work in kept for row in work.rows])
+    statements += [work.statement for work in kept if work.statement is not None]
+    execute_together(statements)
     # Done: their callbacks need not stay (nor run after the commit).
     mine = {id(work) for work in batch.deferred}
     connection.run_on_commit = [
@@ -136,32 +137,33 @@ def defer(work: Deferred) -> bool:
     return True
 
 
-def at_batch_end(write: Callable[[], None]) -> None:
-    """Make `write` as the current batch ends, after its deliveries, just before the
-    commit; now outside a batch. Dropped with a savepoint rolled back. For writes that
-    lock rows the organization's other requests wait for: their lock is then held for the
-    commit only. `write` must not emit events (their insert has been made)."""
-    if not defer(Deferred([], write)):
-        write()
+def at_batch_end(sql: str, params: Sequence[Any]) -> None:
+    """Execute the statement as the current batch ends, after its emissions and in the
+    same round trip, just before the commit; now outside a batch. Dropped with a
+    savepoint rolled back. For writes that lock rows the organization's other requests
+    wait for: their lock is then held for the commit only."""
+    if not defer(Deferred([], (sql, params))):
+        execute_together([(sql, params)])
 
 
-def insert_deliveries(rows: list[Row]) -> None:
-    """One INSERT of the deliveries (one per INSERT_ROWS_MAX rows)."""
+def insert_emissions(rows: list[Row]) -> None:
+    execute_together(emission_statements(rows))
+
+
+def emission_statements(rows: list[Row]) -> list[Statement]:
+    """The INSERT of the emissions (one per INSERT_ROWS_MAX rows); none without rows."""
     if not rows:
-        return
-    table = connection.ops.quote_name(Delivery._meta.db_table)
+        return []
+    table = connection.ops.quote_name(Emission._meta.db_table)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    pending = DeliveryStatus.PENDING.value
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), INSERT_ROWS_MAX):
-            chunk = rows[start : start + INSERT_ROWS_MAX]
-            params: list[Any] = []
-            for organization_id, endpoint_id, event, body in chunk:
-                params += (organization_id, endpoint_id, new_message_id(), event, body)
-                params += (pending, now, now)
-            cursor.execute(
-                INSERT_SQL.format(table=table) + ", ".join([INSERT_ROW] * len(chunk)), params
-            )
+    statements = []
+    for start in range(0, len(rows), INSERT_ROWS_MAX):
+        chunk = rows[start : start + INSERT_ROWS_MAX]
+        params = [value for row in chunk for value in (*row, now)]
+        statements.append(
+            (INSERT_SQL.format(table=table) + ", ".join([INSERT_ROW] * len(chunk)), params)
+        )
+    return statements
 
 
 class Listener(NamedTuple):
@@ -209,7 +211,7 @@ def subscribed_endpoints(organization_id: int, event: str) -> list[Listener]:
 
 def emit_event(*, organization_id: int, event: str, data: Data | Callable[[], Data]) -> int:
     """Owe `event` with `data` to each of the organization's endpoints that wants it;
-    how many deliveries that made. `data` may be a function, called only when some
+    how many deliveries that owes. `data` may be a function, called only when some
     endpoint wants the event (building it may cost queries)."""
     return emit_events(
         organization_id=organization_id,
@@ -226,8 +228,9 @@ def emit_events(
     endpoints: list[Listener] | None = None,
 ) -> int:
     """`emit_event` for many objects at once (the statuses of a webhook from the channel):
-    still one query when nobody listens, one insert when someone does (none of its own
-    in a batch). `endpoints`: those subscribed_endpoints() gave the caller already."""
+    still one query when nobody listens, one insert of a row per object when someone
+    does (none of its own in a batch), however many endpoints listen. `endpoints`: those
+    subscribed_endpoints() gave the caller already."""
     if endpoints is None:
         endpoints = subscribed_endpoints(organization_id, event)
     if not endpoints:
@@ -237,14 +240,11 @@ def emit_events(
         json.dumps({"type": event, "timestamp": timestamp, "data": item}, separators=(",", ":"))
         for item in data()
     ]
-    rows = [
-        (organization_id, endpoint.pk, str(event), body)
-        for body in bodies
-        for endpoint in endpoints
-    ]
+    listeners = ",".join(str(endpoint.pk) for endpoint in endpoints)
+    rows = [(listeners, str(event), body) for body in bodies]
     if not defer(Deferred(rows)):
-        insert_deliveries(rows)
-    return len(rows)
+        insert_emissions(rows)
+    return len(rows) * len(endpoints)
 
 
 def refuse_too_many(organization: Organization) -> None:

@@ -1,4 +1,5 @@
-"""Writes that must outlive a lost database connection within the request.
+"""Database work the ORM does not do: writes that must outlive a lost database
+connection within the request, and several statements sent at once.
 
 Once WhatsApp has answered a send, what it said has to be written down: a request
 that loses it answers an error, and the client's retry would send the message again.
@@ -9,8 +10,8 @@ a write reconnects and tries again a few times before it gives up.
 import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
@@ -44,3 +45,31 @@ def reconnecting(write: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> T:
                 connection.close()  # the next query opens a new connection
             time.sleep(delay)
     return write()
+
+
+Statement = tuple[str, Sequence[Any]]  # SQL with %s placeholders, and its parameters
+
+
+def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Execute `statements` in order, in one round trip on PostgreSQL.
+
+    A round trip is the dearest part of a short write: on the reference machine a
+    trivial statement costs ~0.25 ms of CPU between the two processes, against ~0.04 ms
+    for a row more (docs/performance.md). Django's psycopg cursors bind parameters on
+    the client, which lets one execute carry several statements, separated by
+    semicolons. SQLite takes one statement per execute: there they go one by one, and a
+    round trip costs nothing anyway. Nothing is returned; an error in any statement
+    raises as it would alone, and the caller's transaction decides what survives.
+    """
+    if not statements:
+        return
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                ";\n".join(sql for sql, _ in statements),
+                [value for _, params in statements for value in params],
+            )
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)

@@ -90,6 +90,9 @@ class Queue(Protocol):
     def run_due(self, worker_id: str) -> int:
         """Do some of the work due now in this thread; how much (0: none is due)."""
 
+    def backlog(self) -> str:
+        """One line for `tasks_status`: what waits in the queue."""
+
 
 QUEUES: list[Queue] = []
 # Seconds a thread holds the interpreter lock before another that wants it may run.

@@ -8,6 +8,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
 from events import services
+from events.delivery import fan_out_all
 from events.models import Delivery, DeliveryStatus, Endpoint
 
 pytestmark = pytest.mark.django_db
@@ -25,6 +26,7 @@ def private_allowed(settings):
 def failed_delivery(organization) -> Delivery:
     endpoint = services.create_endpoint(organization=organization, url="https://example.com/h")
     services.emit_event(organization_id=organization.pk, event="group.created", data={"n": 1})
+    fan_out_all()
     delivery = Delivery.objects.get(endpoint=endpoint)
     Delivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.FAILED, attempts=8)
     delivery.refresh_from_db()
@@ -81,6 +83,7 @@ def test_contact_saved_in_the_admin_emits_its_event(admin_a, org_a):
         {"first_name": "Greta", "last_name": "", "phone": "+49 151 2345-6789"},
     )
     assert response.status_code == 302
+    fan_out_all()
     [delivery] = Delivery.objects.all()
     assert json.loads(delivery.body)["data"]["first_name"] == "Greta"
 

@@ -5,6 +5,7 @@ from standardwebhooks import Webhook
 
 from devtools.webhook_receiver import WebhookReceiver
 from events import services
+from events.delivery import fan_out_all
 from events.models import Delivery
 from tests.background import make_due, run_tasks
 
@@ -44,4 +45,6 @@ def verified(endpoint, request, *, secret: str | None = None) -> dict:
 
 
 def deliveries(**filters):
+    """The deliveries, once the emissions are fanned out as a worker would."""
+    fan_out_all()
     return list(Delivery.objects.filter(**filters).order_by("id"))

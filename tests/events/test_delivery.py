@@ -7,7 +7,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from events import services
-from events.delivery import DeliveryQueue, claim
+from events.delivery import DeliveryQueue, claim, fan_out, fan_out_all
 from events.models import Delivery, DeliveryStatus
 from tests.background import make_due, run_tasks
 from tests.events.conftest import deliveries, run_all, verified
@@ -93,6 +93,7 @@ def test_a_refused_connection_is_retried(api, org_a, receiver):
 def test_a_claim_takes_at_most_its_limit_in_order(api, endpoint, receiver):
     for n in range(3):
         api.post("/api/contacts", {**CONTACT, "phone": f"+1415555267{n}"}, format="json")
+    fan_out_all()
 
     first = claim(2)
     assert [item.pk for item in first] == sorted(item.pk for item in first)
@@ -105,6 +106,7 @@ def test_a_claimed_delivery_is_not_claimed_again_while_its_attempt_is_under_way(
     api, endpoint, receiver
 ):
     api.post("/api/contacts", CONTACT, format="json")
+    fan_out_all()
     [taken] = claim(10)
     assert taken.attempt == 1
     assert claim(10) == []  # under way: no other worker takes it
@@ -159,6 +161,7 @@ def test_the_outcome_of_a_claim_whose_lease_was_taken_over_is_not_recorded(api, 
     from events.delivery import Outcome, endpoints_of, record
 
     api.post("/api/contacts", CONTACT, format="json")
+    fan_out_all()
     [first] = claim(10)
     Delivery.objects.filter(pk=first.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
     [second] = claim(10)
@@ -346,9 +349,88 @@ def test_the_due_deliveries_are_claimed_posted_and_recorded_in_few_statements(
         services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
     for n in range(5):
         services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
-    # The claim of all ten (UPDATE ... RETURNING), their endpoints (SELECT), and the
-    # successes (one UPDATE): three statements for ten POSTs.
-    with django_assert_num_queries(3):
+    # The fan-out: the five emissions taken (DELETE ... RETURNING), their endpoints
+    # (SELECT), their ten deliveries (one INSERT), in a savepoint (the test's transaction).
+    with django_assert_num_queries(5):
+        assert fan_out() == 5
+    # The look for more emissions (none: its savepoint and DELETE), the claim of all ten
+    # (UPDATE ... RETURNING), their endpoints (SELECT), and the successes (one UPDATE):
+    # four statements for ten POSTs.
+    with django_assert_num_queries(6):
         assert DeliveryQueue().run_due() == 10
     assert len(receiver.requests) == 10
     assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}
+
+
+def test_a_fan_out_that_fails_midway_leaves_its_emissions_for_the_next(org_a, monkeypatch):
+    """The emissions are taken and their deliveries written in one transaction: a
+    failure between the two (a worker dying) loses nothing and doubles nothing."""
+    from events import delivery as delivery_module
+    from events.models import Emission
+
+    services.create_endpoint(organization=org_a, url="https://example.com/h")
+    for n in range(3):
+        services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
+
+    def dying() -> str:
+        raise RuntimeError("the worker dies after taking the emissions")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(delivery_module, "new_message_id", dying)
+        with pytest.raises(RuntimeError):
+            fan_out()
+    assert Emission.objects.count() == 3 and not Delivery.objects.exists()
+    assert fan_out() == 3
+    assert [json.loads(d.body)["data"]["n"] for d in deliveries()] == [0, 1, 2]
+
+
+def test_a_fan_out_keeps_the_emissions_time_and_skips_endpoints_gone(org_a):
+    """A delivery is created at its event's time, however late the worker is; an
+    endpoint gone with its row (its organization deleted) gets none, and its
+    emissions do not stay behind. One turned off gets its delivery, failed at once."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from events.models import Emission, Endpoint
+
+    kept = services.create_endpoint(organization=org_a, url="https://example.com/kept")
+    gone = services.create_endpoint(organization=org_a, url="https://example.com/gone")
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    Emission.objects.update(created_at=an_hour_ago)
+    Endpoint.objects.filter(pk=gone.pk).delete()  # as a cascade would: no row left
+    assert fan_out() == 1
+    [delivery] = deliveries()
+    assert (delivery.endpoint_id, delivery.created_at) == (kept.pk, an_hour_ago)
+    assert delivery.organization_id == org_a.pk
+    assert not Emission.objects.exists()
+
+
+def test_emissions_are_fanned_out_oldest_first_in_batches(org_a):
+    from events.delivery import FAN_OUT_BATCH
+
+    services.create_endpoint(organization=org_a, url="https://example.com/h")
+    with services.event_batch():
+        for n in range(FAN_OUT_BATCH + 1):
+            services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
+    assert fan_out() == FAN_OUT_BATCH
+    assert fan_out() == 1
+    assert fan_out() == 0
+    numbers = [json.loads(d.body)["data"]["n"] for d in deliveries()]
+    assert numbers == list(range(FAN_OUT_BATCH + 1))
+
+
+def test_an_emission_naming_no_endpoint_is_dropped_without_stopping_the_rest(org_a):
+    from django.utils import timezone
+
+    from events.models import Emission
+
+    endpoint = services.create_endpoint(organization=org_a, url="https://example.com/h")
+    Emission.objects.create(
+        endpoints=",x,", event="group.created", body="{}", created_at=timezone.now()
+    )
+    services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
+    assert fan_out() == 2
+    [delivery] = deliveries()
+    assert delivery.endpoint_id == endpoint.pk and not Emission.objects.exists()

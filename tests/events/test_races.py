@@ -7,6 +7,7 @@ from events import services
 from events.delivery import DeliveryQueue
 from events.models import Delivery, DeliveryStatus, Endpoint
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
+from tests.events.conftest import deliveries
 from tests.factories import OrganizationFactory
 
 pytestmark = [on_postgresql, pytest.mark.django_db(transaction=True)]
@@ -72,5 +73,32 @@ def test_concurrent_status_deliveries_report_each_move_once():
             process_webhook(organization=organization, payload=body)
 
     run_concurrently([lambda: deliver(payload), lambda: deliver(later)])
-    updates = Delivery.objects.filter(event="message.status.update")
-    assert updates.count() == 20
+    assert len(deliveries(event="message.status.update")) == 20
+
+
+def test_workers_fanning_out_at_once_make_each_delivery_once():
+    """More emissions than one fan-out takes, four threads fanning out together: every
+    emission becomes one delivery per endpoint, none twice, none left behind."""
+    from events.delivery import FAN_OUT_BATCH, fan_out
+    from events.models import Emission
+
+    organization = OrganizationFactory()
+    for n in range(2):
+        services.create_endpoint(organization=organization, url=f"https://example.com/{n}")
+    emitted = FAN_OUT_BATCH * 3 + 7
+    with services.event_batch():
+        for n in range(emitted):
+            services.emit_event(
+                organization_id=organization.pk, event="group.created", data={"n": n}
+            )
+
+    def fan_out_until_empty():
+        taken = 0
+        while done := fan_out(50):
+            taken += done
+        return taken
+
+    assert sum(run_concurrently([fan_out_until_empty for _ in range(4)])) == emitted
+    assert not Emission.objects.exists()
+    pairs = list(Delivery.objects.values_list("endpoint_id", "body"))
+    assert len(pairs) == len(set(pairs)) == 2 * emitted

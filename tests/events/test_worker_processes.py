@@ -1,6 +1,7 @@
 """The delivery queue with real worker processes on PostgreSQL: a worker killed while
 it posts, and two workers draining the same deliveries. Counted at a real receiver."""
 
+import json
 import time
 
 import pytest
@@ -33,7 +34,6 @@ def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_l
     organization = OrganizationFactory()
     services.create_endpoint(organization=organization, url=receiver.url)
     services.emit_event(organization_id=organization.pk, event="group.created", data={"n": 1})
-    [delivery] = Delivery.objects.all()
     log = tmp_path / "workers.log"
     env = worker_env(tmp_path)
 
@@ -41,8 +41,9 @@ def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_l
     try:
         wait_until(
             lambda: Delivery.objects.filter(claimed_until__isnull=False).exists(),
-            what="the first worker's claim",
+            what="the first worker's fan-out and claim",
         )
+        [delivery] = Delivery.objects.all()
         time.sleep(1)  # its POST is out (loopback), the answer 2 s away
     finally:
         first.kill()  # SIGKILL: no chance to record anything
@@ -106,3 +107,58 @@ def test_two_workers_drain_five_hundred_deliveries_each_posted_once(receiver, tm
     assert set(Delivery.objects.values_list("status", "attempts")) == {
         (DeliveryStatus.SUCCEEDED, 1)
     }
+
+
+def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(receiver, tmp_path):
+    """The first worker takes the emissions and is killed (SIGKILL) while its insert of
+    their deliveries waits on a lock: PostgreSQL rolls its transaction back, and the
+    next worker makes and posts each delivery once."""
+    from django.db import connections
+
+    from events.models import Emission
+
+    organization = OrganizationFactory()
+    services.create_endpoint(organization=organization, url=receiver.url)
+    for n in range(3):
+        services.emit_event(organization_id=organization.pk, event="group.created", data={"n": n})
+    log = tmp_path / "workers.log"
+    env = worker_env(tmp_path)
+
+    # Another connection holds the deliveries' table: the worker's insert must wait.
+    blocker = connections.create_connection("default")
+    blocker.set_autocommit(False)
+    with blocker.cursor() as cursor:
+        cursor.execute("LOCK TABLE events_delivery IN EXCLUSIVE MODE")
+    first = start_worker(env, log, "--worker-id", "first")
+    try:
+
+        def inserting_behind_the_lock() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE 'INSERT INTO \"events_delivery\"%%'"
+                )
+                return cursor.fetchone()[0] == 1
+
+        wait_until(inserting_behind_the_lock, what="the first worker's fan-out, blocked")
+    finally:
+        first.kill()
+        first.wait(10)
+        blocker.rollback()
+        blocker.close()
+    wait_until(lambda: Emission.objects.count() == 3, what="the emissions given back")
+    assert not Delivery.objects.exists()
+
+    second = start_worker(env, log, "--worker-id", "second")
+    try:
+        assert receiver.wait_for(3, timeout=30), len(receiver.requests)
+        wait_until(
+            lambda: not Delivery.objects.filter(status=DeliveryStatus.PENDING).exists(),
+            what="the outcomes recorded",
+        )
+        time.sleep(0.5)  # nothing more arrives
+    finally:
+        assert stop(second) == 0, log.read_text()[-3000:]
+    assert len(receiver.requests) == 3
+    assert sorted(json.loads(r.body)["data"]["n"] for r in receiver.requests) == [0, 1, 2]
+    assert not Emission.objects.exists()

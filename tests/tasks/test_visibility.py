@@ -121,4 +121,27 @@ def test_tasks_status_prints_the_queue_depth_and_the_oldest_waiting_task(capsys,
 
 def test_tasks_status_of_an_empty_queue(capsys):
     call_command("tasks_status")
-    assert capsys.readouterr().out.splitlines()[0] == "Queue depth: 0 ready"
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "Queue depth: 0 ready"
+    assert "event-deliveries: 0 event(s) to fan out; 0 delivery(ies) pending" in out
+
+
+def test_tasks_status_shows_the_events_waiting_for_a_worker(capsys, org_a):
+    """Events not yet fanned out are the sign of a worker missing: their number and the
+    oldest's age; then the deliveries they became."""
+    from events import services
+    from events.delivery import fan_out
+    from events.models import Emission
+
+    services.create_endpoint(organization=org_a, url="https://example.com/hook")
+    for n in range(2):
+        services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
+    Emission.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    call_command("tasks_status")
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("event-deliveries")]
+    assert line.startswith("event-deliveries: 2 event(s) to fan out, the oldest for 12")
+    assert line.endswith("; 0 delivery(ies) pending")
+    fan_out()
+    call_command("tasks_status")
+    out = capsys.readouterr().out
+    assert "event-deliveries: 0 event(s) to fan out; 2 delivery(ies) pending" in out

@@ -1,9 +1,10 @@
-"""`manage.py tasks_status`: the background queue's depth, its oldest task, the workers."""
+"""`manage.py tasks_status`: the background queue's depth, its oldest task, the workers,
+and a line for each app's own queue (the event deliveries)."""
 
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from messaging_project.api.worker import queue_status
+from messaging_project.api.worker import QUEUES, queue_status
 
 
 def seconds(delta) -> str:
@@ -25,6 +26,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Deferred (retries waiting for their time): {status.deferred}")
         self.stdout.write(f"Running: {status.running}")
         self.stdout.write(f"Failed in the last 24 hours: {status.failed_last_day}")
+        for queue in QUEUES:
+            self.stdout.write(f"{queue.name}: {queue.backlog()}")
         self.stdout.write(f"Workers alive: {len(status.workers)}")
         for worker in status.workers:
             self.stdout.write(

@@ -1,0 +1,41 @@
+"""messaging_project.api.database.execute_together: several statements, one round trip
+on PostgreSQL, in order, failing as one."""
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from accounts.models import Organization
+from messaging_project.api.database import execute_together
+
+pytestmark = pytest.mark.django_db
+
+RENAME = "UPDATE accounts_organization SET name = %s WHERE id = %s"
+
+
+def test_statements_run_in_order_in_one_round_trip_on_postgresql(org_a):
+    with CaptureQueriesContext(connection) as queries:
+        execute_together(
+            [(RENAME, ["First; with a semicolon", org_a.pk]), (RENAME, ["Second 100%", org_a.pk])]
+        )
+    org_a.refresh_from_db()
+    assert org_a.name == "Second 100%"  # the later statement ran last
+    expected = 1 if connection.vendor == "postgresql" else 2
+    assert len(queries.captured_queries) == expected
+
+
+def test_a_failing_statement_fails_the_call_and_the_transaction_keeps_nothing(org_a, org_b):
+    with pytest.raises(DatabaseError), transaction.atomic():
+        execute_together(
+            [
+                (RENAME, ["Renamed", org_a.pk]),
+                (RENAME, [org_b.name, org_a.pk]),  # the unique name of another organization
+            ]
+        )
+    assert Organization.objects.get(pk=org_a.pk).name == org_a.name
+
+
+def test_no_statements_send_nothing():
+    with CaptureQueriesContext(connection) as queries:
+        execute_together([])
+    assert queries.captured_queries == []
