@@ -13,7 +13,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test test-fast lint format bench bench-quick bench-media bench-events bench-campaigns loadtest
+.PHONY: install run test test-fast lint format bench bench-quick bench-media bench-events bench-instructions bench-campaigns loadtest
 
 install: $(STAMP)
 
@@ -74,6 +74,11 @@ bench-media: install
 # stand-in (docs/campaigns.md); each on a scratch PostgreSQL database.
 bench-events: install
 	$(BIN)/python -m bench.events $(BENCH_ARGS)
+
+# The inbound webhook's Python instructions with and without event endpoints, counted by
+# valgrind's callgrind: the same to 0.1% whatever else the machine does (docs/performance.md).
+bench-instructions: install
+	$(BIN)/python -m bench.instructions $(BENCH_ARGS)
 
 bench-campaigns: install
 	$(BIN)/python -m bench.campaigns $(BENCH_ARGS)
