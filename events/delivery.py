@@ -40,6 +40,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
+from messaging_project.api.database import execute_together, insert_statements
 from messaging_project.api.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.api.public_urls import PrivateAddressRefused, public_session
 
@@ -79,8 +80,6 @@ INSERT_DELIVERIES_SQL = (
     "attempts, last_error, created_at, updated_at) VALUES "
 )
 DELIVERY_ROW = "(%s, %s, %s, %s, %s, 'pending', 0, '', %s, %s)"
-# Rows per INSERT statement: 7 parameters each, well within SQLite's limit.
-DELIVERY_ROWS_MAX = 500
 
 # The rows are picked in a materialized CTE: as a plain `IN (subquery)` PostgreSQL may
 # run the subquery again for each row it updates and take more than the LIMIT.
@@ -150,13 +149,8 @@ def fan_out(limit: int = FAN_OUT_BATCH) -> int:
             for pk in endpoint_ids(endpoints)
             if pk in organizations
         ]
-        table = ops.quote_name(Delivery._meta.db_table)
-        for start in range(0, len(rows), DELIVERY_ROWS_MAX):
-            chunk = rows[start : start + DELIVERY_ROWS_MAX]
-            cursor.execute(
-                INSERT_DELIVERIES_SQL.format(table=table) + ", ".join([DELIVERY_ROW] * len(chunk)),
-                [value for row in chunk for value in row],
-            )
+        head = INSERT_DELIVERIES_SQL.format(table=ops.quote_name(Delivery._meta.db_table))
+        execute_together(insert_statements(head, DELIVERY_ROW, rows))
     return len(emissions)
 
 

@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
-from messaging_project.api.database import Statement, execute_together
+from messaging_project.api.database import Statement, execute_together, insert_statements
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
@@ -56,8 +56,6 @@ LISTENING_SQL = (
 # bulk_create cost more than the statement itself.
 INSERT_SQL = "INSERT INTO {table} (endpoints, event, body, created_at) VALUES "
 INSERT_ROW = "(%s, %s, %s, %s)"
-# Rows per INSERT statement: 4 parameters each, well within SQLite's limit.
-INSERT_ROWS_MAX = 500
 
 Row = tuple[str, str, str]  # endpoints (comma-separated ids), event, body
 
@@ -151,19 +149,14 @@ def insert_emissions(rows: list[Row]) -> None:
 
 
 def emission_statements(rows: list[Row]) -> list[Statement]:
-    """The INSERT of the emissions (one per INSERT_ROWS_MAX rows); none without rows."""
+    """The INSERT of the emissions; none without rows (every batch asks, most have none)."""
     if not rows:
         return []
     table = connection.ops.quote_name(Emission._meta.db_table)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    statements = []
-    for start in range(0, len(rows), INSERT_ROWS_MAX):
-        chunk = rows[start : start + INSERT_ROWS_MAX]
-        params = [value for row in chunk for value in (*row, now)]
-        statements.append(
-            (INSERT_SQL.format(table=table) + ", ".join([INSERT_ROW] * len(chunk)), params)
-        )
-    return statements
+    return insert_statements(
+        INSERT_SQL.format(table=table), INSERT_ROW, [(*row, now) for row in rows]
+    )
 
 
 class Listener(NamedTuple):

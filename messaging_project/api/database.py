@@ -50,6 +50,18 @@ def reconnecting(write: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> T:
 Statement = tuple[str, Sequence[Any]]  # SQL with %s placeholders, and its parameters
 
 
+def insert_statements(
+    head: str, row: str, rows: Sequence[Sequence[Any]], *, per_statement: int = 500
+) -> list[Statement]:
+    """Multi-row INSERTs: `head` ("INSERT INTO t (a, b) VALUES ") then `row` ("(%s, %s)")
+    once per row, `per_statement` rows at most in each (SQLite binds at most 32,766
+    values a statement); none without rows. For execute_together()."""
+    return [
+        (head + ", ".join([row] * len(chunk)), [value for values in chunk for value in values])
+        for chunk in (rows[n : n + per_statement] for n in range(0, len(rows), per_statement))
+    ]
+
+
 def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS) -> None:
     """Execute `statements` in order, in one round trip on PostgreSQL.
 

@@ -39,3 +39,15 @@ def test_no_statements_send_nothing():
     with CaptureQueriesContext(connection) as queries:
         execute_together([])
     assert queries.captured_queries == []
+
+
+def test_insert_statements_split_the_rows_and_keep_their_order():
+    from messaging_project.api.database import insert_statements
+
+    head = "INSERT INTO t (a, b) VALUES "
+    statements = insert_statements(head, "(%s, %s)", [(1, 2), (3, 4), (5, 6)], per_statement=2)
+    assert statements == [
+        (head + "(%s, %s), (%s, %s)", [1, 2, 3, 4]),
+        (head + "(%s, %s)", [5, 6]),
+    ]
+    assert insert_statements(head, "(%s, %s)", []) == []
