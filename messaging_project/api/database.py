@@ -62,6 +62,13 @@ def insert_statements(
     ]
 
 
+def sent_together(connection) -> bool:
+    """Whether `connection` binds parameters on the client, so that one execute can carry
+    several statements (Django's default on PostgreSQL)."""
+    binds_on_server = connection.settings_dict["OPTIONS"].get("server_side_binding") is True
+    return connection.vendor == "postgresql" and not binds_on_server
+
+
 def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS) -> None:
     """Execute `statements` in order, in one round trip on PostgreSQL.
 
@@ -69,15 +76,17 @@ def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB
     trivial statement costs ~0.25 ms of CPU between the two processes, against ~0.04 ms
     for a row more (docs/performance.md). Django's psycopg cursors bind parameters on
     the client, which lets one execute carry several statements, separated by
-    semicolons. SQLite takes one statement per execute: there they go one by one, and a
-    round trip costs nothing anyway. Nothing is returned; an error in any statement
-    raises as it would alone, and the caller's transaction decides what survives.
+    semicolons; with server-side binding (the `server_side_binding` option) PostgreSQL
+    refuses that, and they go one by one. So does SQLite, which takes one statement per
+    execute, and where a round trip costs nothing anyway. Nothing is returned; an error
+    in any statement raises as it would alone, and the caller's transaction decides what
+    survives.
     """
     if not statements:
         return
     connection = connections[using]
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+        if sent_together(connection):
             cursor.execute(
                 ";\n".join(sql for sql, _ in statements),
                 [value for _, params in statements for value in params],

@@ -51,3 +51,14 @@ def test_insert_statements_split_the_rows_and_keep_their_order():
         (head + "(%s, %s)", [5, 6]),
     ]
     assert insert_statements(head, "(%s, %s)", []) == []
+
+
+def test_with_server_side_binding_the_statements_go_one_by_one(org_a, monkeypatch):
+    """PostgreSQL refuses several statements in one execute whose parameters it binds
+    itself: with that option on, execute_together sends them one at a time."""
+    options = {**connection.settings_dict["OPTIONS"], "server_side_binding": True}
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+    with CaptureQueriesContext(connection) as queries:
+        execute_together([(RENAME, ["One", org_a.pk]), (RENAME, ["Two", org_a.pk])])
+    assert len(queries.captured_queries) == 2
+    assert Organization.objects.get(pk=org_a.pk).name == "Two"

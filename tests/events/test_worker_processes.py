@@ -27,6 +27,48 @@ def worker_env(tmp_path):
     return environment(tmp_path, WEBHOOK_ALLOW_PRIVATE_URLS="true", WEBHOOK_TIMEOUT="10")
 
 
+def all_posted(receiver, count: int, timeout: float = 30) -> None:
+    """Wait for `count` requests at the receiver and every outcome recorded, then a
+    moment more, in which anything posted twice would arrive."""
+    assert receiver.wait_for(count, timeout=timeout), len(receiver.requests)
+    wait_until(
+        lambda: not Delivery.objects.filter(status=DeliveryStatus.PENDING).exists(),
+        what="the outcomes recorded",
+    )
+    time.sleep(1)
+
+
+def emit_numbered(organization, count: int) -> None:
+    for n in range(count):
+        services.emit_event(organization_id=organization.pk, event="group.created", data={"n": n})
+
+
+def numbers_posted(receiver) -> list[int]:
+    return sorted(json.loads(r.body)["data"]["n"] for r in receiver.requests)
+
+
+def lock_deliveries():
+    """Another connection holding the deliveries' table: a fan-out's insert must wait."""
+    from django.db import connections
+
+    blocker = connections.create_connection("default")
+    blocker.set_autocommit(False)
+    with blocker.cursor() as cursor:
+        cursor.execute("LOCK TABLE events_delivery IN EXCLUSIVE MODE")
+    return blocker
+
+
+def fan_out_waiting() -> int | None:
+    """The backend whose insert of deliveries waits on that lock, if one does."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND query LIKE 'INSERT INTO \"events_delivery\"%%'"
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_lease(
     receiver, tmp_path
 ):
@@ -91,12 +133,7 @@ def test_two_workers_drain_five_hundred_deliveries_each_posted_once(receiver, tm
                 services.emit_event(
                     organization_id=organization.pk, event="group.created", data={"n": n}
                 )
-        assert receiver.wait_for(500, timeout=120), len(receiver.requests)
-        wait_until(
-            lambda: not Delivery.objects.filter(status=DeliveryStatus.PENDING).exists(),
-            what="the outcomes recorded",
-        )
-        time.sleep(1)  # nothing more arrives
+        all_posted(receiver, 500, timeout=120)
     finally:
         codes = [stop(worker) for worker in workers]
 
@@ -113,34 +150,18 @@ def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(rece
     """The first worker takes the emissions and is killed (SIGKILL) while its insert of
     their deliveries waits on a lock: PostgreSQL rolls its transaction back, and the
     next worker makes and posts each delivery once."""
-    from django.db import connections
-
     from events.models import Emission
 
     organization = OrganizationFactory()
     services.create_endpoint(organization=organization, url=receiver.url)
-    for n in range(3):
-        services.emit_event(organization_id=organization.pk, event="group.created", data={"n": n})
+    emit_numbered(organization, 3)
     log = tmp_path / "workers.log"
     env = worker_env(tmp_path)
 
-    # Another connection holds the deliveries' table: the worker's insert must wait.
-    blocker = connections.create_connection("default")
-    blocker.set_autocommit(False)
-    with blocker.cursor() as cursor:
-        cursor.execute("LOCK TABLE events_delivery IN EXCLUSIVE MODE")
+    blocker = lock_deliveries()
     first = start_worker(env, log, "--worker-id", "first")
     try:
-
-        def inserting_behind_the_lock() -> bool:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND query LIKE 'INSERT INTO \"events_delivery\"%%'"
-                )
-                return cursor.fetchone()[0] == 1
-
-        wait_until(inserting_behind_the_lock, what="the first worker's fan-out, blocked")
+        wait_until(fan_out_waiting, what="the first worker's fan-out, blocked")
     finally:
         first.kill()
         first.wait(10)
@@ -151,14 +172,41 @@ def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(rece
 
     second = start_worker(env, log, "--worker-id", "second")
     try:
-        assert receiver.wait_for(3, timeout=30), len(receiver.requests)
-        wait_until(
-            lambda: not Delivery.objects.filter(status=DeliveryStatus.PENDING).exists(),
-            what="the outcomes recorded",
-        )
-        time.sleep(0.5)  # nothing more arrives
+        all_posted(receiver, 3)
     finally:
         assert stop(second) == 0, log.read_text()[-3000:]
-    assert len(receiver.requests) == 3
-    assert sorted(json.loads(r.body)["data"]["n"] for r in receiver.requests) == [0, 1, 2]
+    assert numbers_posted(receiver) == [0, 1, 2]
+    assert not Emission.objects.exists()
+
+
+def test_a_connection_lost_inside_the_fan_out_is_recovered_by_the_same_worker(receiver, tmp_path):
+    """The database drops the worker's connection (pg_terminate_backend, as a failover
+    would) while its fan-out waits: the transaction is gone, the worker logs it, opens
+    a new connection and fans the same emissions out again, each once."""
+    from events.models import Emission
+
+    organization = OrganizationFactory()
+    services.create_endpoint(organization=organization, url=receiver.url)
+    emit_numbered(organization, 3)
+    log = tmp_path / "workers.log"
+    env = worker_env(tmp_path)
+
+    blocker = lock_deliveries()
+    worker = start_worker(env, log, "--worker-id", "survivor")
+    try:
+        try:
+            wait_until(fan_out_waiting, what="the worker's fan-out, blocked")
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [fan_out_waiting()])
+            wait_until(lambda: fan_out_waiting() is None, what="its backend gone")
+            assert Emission.objects.count() == 3 and not Delivery.objects.exists()
+        finally:
+            blocker.rollback()
+            blocker.close()
+        all_posted(receiver, 3)
+        assert worker.poll() is None  # the same process carried on
+    finally:
+        assert stop(worker) == 0, log.read_text()[-3000:]
+    assert "the database is unreachable" in log.read_text()
+    assert numbers_posted(receiver) == [0, 1, 2]
     assert not Emission.objects.exists()
