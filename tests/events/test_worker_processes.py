@@ -47,15 +47,20 @@ def numbers_posted(receiver) -> list[int]:
     return sorted(json.loads(r.body)["data"]["n"] for r in receiver.requests)
 
 
-def lock_deliveries():
-    """Another connection holding the deliveries' table: a fan-out's insert must wait."""
+def three_events_and_their_table_locked(receiver, tmp_path):
+    """Three events for the receiver, and another connection holding the deliveries'
+    table, so that a fan-out's insert must wait: the worker's environment, its log and
+    that connection (roll it back to let the insert through)."""
     from django.db import connections
 
+    organization = OrganizationFactory()
+    services.create_endpoint(organization=organization, url=receiver.url)
+    emit_numbered(organization, 3)
     blocker = connections.create_connection("default")
     blocker.set_autocommit(False)
     with blocker.cursor() as cursor:
         cursor.execute("LOCK TABLE events_delivery IN EXCLUSIVE MODE")
-    return blocker
+    return worker_env(tmp_path), tmp_path / "workers.log", blocker
 
 
 def fan_out_waiting() -> int | None:
@@ -152,13 +157,7 @@ def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(rece
     next worker makes and posts each delivery once."""
     from events.models import Emission
 
-    organization = OrganizationFactory()
-    services.create_endpoint(organization=organization, url=receiver.url)
-    emit_numbered(organization, 3)
-    log = tmp_path / "workers.log"
-    env = worker_env(tmp_path)
-
-    blocker = lock_deliveries()
+    env, log, blocker = three_events_and_their_table_locked(receiver, tmp_path)
     first = start_worker(env, log, "--worker-id", "first")
     try:
         wait_until(fan_out_waiting, what="the first worker's fan-out, blocked")
@@ -185,13 +184,7 @@ def test_a_connection_lost_inside_the_fan_out_is_recovered_by_the_same_worker(re
     a new connection and fans the same emissions out again, each once."""
     from events.models import Emission
 
-    organization = OrganizationFactory()
-    services.create_endpoint(organization=organization, url=receiver.url)
-    emit_numbered(organization, 3)
-    log = tmp_path / "workers.log"
-    env = worker_env(tmp_path)
-
-    blocker = lock_deliveries()
+    env, log, blocker = three_events_and_their_table_locked(receiver, tmp_path)
     worker = start_worker(env, log, "--worker-id", "survivor")
     try:
         try:
