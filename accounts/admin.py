@@ -12,7 +12,7 @@ from django.contrib.auth import password_validation
 from accounts import services
 from accounts.admin_scoping import OrganizationScopedAdmin
 from accounts.models import ApiToken, Membership, Organization
-from messaging_project.api.service_admin import ServiceAdmin, adopt
+from messaging_project.core.service_admin import ServiceAdmin, adopt
 
 admin.site.site_header = "WhatsApp Business Messaging"
 admin.site.site_title = "WhatsApp Business Messaging"

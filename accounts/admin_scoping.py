@@ -25,7 +25,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Membership, Organization
-from messaging_project.api.service_admin import RecordDeleted, ServiceAdmin
+from messaging_project.core.service_admin import RecordDeleted, ServiceAdmin
 
 _UNSET = object()
 

@@ -10,7 +10,7 @@ A failure is counted first and decided on by the count the increment returns, so
 parallel guesses cannot all pass a check made before any of them was counted: of a
 burst, exactly the limit get their 401.
 
-The address is messaging_project.api.client_address: REMOTE_ADDR, or behind the
+The address is messaging_project.core.client_address: REMOTE_ADDR, or behind the
 reverse proxies named in TRUSTED_PROXIES the client's address they forward. Without that
 setting behind a proxy, every client would share the proxy's budget (docs/operations.md).
 """

@@ -5,8 +5,8 @@ from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from accounts import auth_failures
 from accounts.services import authenticate_token
-from messaging_project.api.client_address import client_address
-from messaging_project.api.metrics import RATE_LIMIT_REFUSALS
+from messaging_project.core.client_address import client_address
+from messaging_project.core.metrics import RATE_LIMIT_REFUSALS
 
 
 class ApiClient:

@@ -1,7 +1,7 @@
 """For the management commands of every app: the organization a command is given."""
 
 from accounts import services
-from messaging_project.api.commands import command_errors
+from messaging_project.core.commands import command_errors
 
 
 def organization_argument(reference: str):

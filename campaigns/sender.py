@@ -46,8 +46,8 @@ from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_t
 from campaigns.services import OPTED_OUT, complete_if_done
 from contacts.models import Contact
 from contacts.services import contacts_for_phones, set_opted_out
-from messaging_project.api.metrics import count_send
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.core.metrics import count_send
+from messaging_project.worker.models import WorkerHeartbeat
 from sending.gateway import ChannelNotConfigured, Gateway, GatewayError, gateway_for
 from sending.models import ChatStatus
 from sending.services import SendFailed, SendNotRecorded, synced_template

@@ -18,7 +18,7 @@ from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import ensure_pace
 from contacts.models import Contact, ContactGroup
-from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 
 logger = logging.getLogger(__name__)
 

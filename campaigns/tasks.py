@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django_tasks import task
 
-from messaging_project.api.schedule import every
+from messaging_project.worker.schedule import every
 
 
 @task()

@@ -12,7 +12,7 @@ from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_org
 from accounts.models import Organization
 from canned_replies import services
 from canned_replies.models import CannedReply, ResponseType
-from messaging_project.api.service_admin import adopt
+from messaging_project.core.service_admin import adopt
 
 
 class CannedReplyForm(forms.ModelForm):

@@ -10,8 +10,8 @@ from canned_replies.matching import replies_changed
 from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseType
 from events.models import Event
 from events.services import emit_event
-from messaging_project.api.formats import laravel_datetime
-from messaging_project.api.public_urls import url_problem
+from messaging_project.core.formats import laravel_datetime
+from messaging_project.core.public_urls import url_problem
 
 
 def reply_metadata(response_type: str, response: str) -> dict:

@@ -9,8 +9,8 @@ from django.db.models import Count, Q
 from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import services
 from contacts.models import Contact, ContactGroup, OptOutWords
-from messaging_project.api.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
-from messaging_project.api.service_admin import adopt
+from messaging_project.core.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
+from messaging_project.core.service_admin import adopt
 
 
 class ContactForm(forms.ModelForm):

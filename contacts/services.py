@@ -13,8 +13,8 @@ from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import at_batch_end, emit_event, emit_events
-from messaging_project.api.database import Statement
-from messaging_project.api.formats import iso_datetime, laravel_datetime
+from messaging_project.core.database import Statement
+from messaging_project.core.formats import iso_datetime, laravel_datetime
 
 ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."

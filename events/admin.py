@@ -16,8 +16,8 @@ from django.utils.html import format_html
 from accounts.admin_scoping import OrganizationScopedAdmin
 from events import services
 from events.models import Delivery, Endpoint, Event
-from messaging_project.api.public_urls import url_problem
-from messaging_project.api.service_admin import adopt
+from messaging_project.core.public_urls import url_problem
+from messaging_project.core.service_admin import adopt
 
 
 class EndpointForm(forms.ModelForm):

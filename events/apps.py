@@ -9,7 +9,7 @@ class EventsConfig(AppConfig):
         # Registers the app's OpenAPI description with drf-spectacular (see that module).
         from events.api import schema  # noqa: F401
         from events.delivery import DeliveryQueue
-        from messaging_project.api.worker import register_queue
+        from messaging_project.worker.queues import register_queue
 
-        # The workers drain the deliveries (the base imports no app: the app registers).
+        # The workers drain the deliveries (the worker imports no app: the app registers).
         register_queue(DeliveryQueue())

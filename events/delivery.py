@@ -22,7 +22,7 @@ A failed attempt is retried at `next_attempt_at` per WEBHOOK_RETRY_SCHEDULE, the
 delivery fails. An idle worker looks for due deliveries every POLL seconds: a NOTIFY
 from the inserting transaction was measured to cost the web process more (PostgreSQL
 serializes the commits that notify) than the look costs the worker (docs/performance.md).
-The base's worker runs the queue (`register_queue`, called by events/apps.py).
+The worker processes run the queue (`register_queue`, called by events/apps.py).
 """
 
 import logging
@@ -40,9 +40,9 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
-from messaging_project.api.database import execute_together, insert_statements
-from messaging_project.api.metrics import EVENT_WEBHOOK_DELIVERIES
-from messaging_project.api.public_urls import PrivateAddressRefused, public_session
+from messaging_project.core.database import execute_together, insert_statements
+from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
+from messaging_project.core.public_urls import PrivateAddressRefused, public_session
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +330,7 @@ def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:
 
 
 class DeliveryQueue:
-    """The deliveries as one of the worker's queues (messaging_project/api/worker.py)."""
+    """The deliveries as one of the worker's queues (messaging_project/worker/queues.py)."""
 
     name = "event-deliveries"
 

@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Organization, OrganizationRecord
-from messaging_project.api.encryption import EncryptedTextField
+from messaging_project.core.encryption import EncryptedTextField
 
 
 class Event(models.TextChoices):

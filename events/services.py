@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
-from messaging_project.api.database import Statement, execute_together, insert_statements
+from messaging_project.core.database import Statement, execute_together, insert_statements
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."

@@ -7,7 +7,7 @@ from django.utils import timezone
 from django_tasks import task
 
 from events.models import Delivery, DeliveryStatus
-from messaging_project.api.schedule import every
+from messaging_project.worker.schedule import every
 
 # Finished deliveries are kept this long for the deliveries list and the admin.
 DELIVERIES_KEPT = timedelta(days=30)

@@ -126,7 +126,10 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    # The base (pagination, errors, idempotency, phones...) before the apps built on it.
+    # The base layers before the apps built on them: the plumbing (core), the task
+    # runtime (worker) and the HTTP conventions (api).
+    "messaging_project.core",
+    "messaging_project.worker",
     "messaging_project.api",
     "accounts",
     "contacts",
@@ -134,7 +137,7 @@ INSTALLED_APPS = [
     "sending",
     "campaigns",
     "events",
-    # Background work. After the base, whose `db_worker` command (with heartbeats,
+    # Background work. After the worker app, whose `db_worker` command (with heartbeats,
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.
     "django_tasks",
     "django_tasks_db",
@@ -146,7 +149,7 @@ MIDDLEWARE = [
     # Prometheus's first and last: the request metrics span every other middleware.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # One line per request (JSON with LOG_FORMAT=json), with its request id.
-    "messaging_project.api.request_log.RequestLogMiddleware",
+    "messaging_project.core.request_log.RequestLogMiddleware",
     "messaging_project.api.middleware.ApiResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -208,12 +211,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "messaging_project.cache.SharedRedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "messaging_project.core.cache.SharedRedisCache",
+            "LOCATION": REDIS_URL,
+        }
     }
 else:
     CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.AtomicDatabaseCache",
+            "BACKEND": "messaging_project.core.cache.AtomicDatabaseCache",
             "LOCATION": "django_cache",
         }
     }
@@ -398,10 +404,10 @@ if LOG_FORMAT not in {"plain", "json"}:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request": {"()": "messaging_project.api.request_log.RequestContextFilter"}},
+    "filters": {"request": {"()": "messaging_project.core.request_log.RequestContextFilter"}},
     "formatters": {
-        "plain": {"()": "messaging_project.api.request_log.PlainFormatter"},
-        "json": {"()": "messaging_project.api.request_log.JsonFormatter"},
+        "plain": {"()": "messaging_project.core.request_log.PlainFormatter"},
+        "json": {"()": "messaging_project.core.request_log.JsonFormatter"},
     },
     "handlers": {
         "console": {

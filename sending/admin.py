@@ -25,7 +25,7 @@ from django.utils.html import format_html
 from accounts.admin import OrganizationAdmin
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from accounts.models import Organization
-from messaging_project.api.service_admin import ServiceErrorsForm
+from messaging_project.core.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.media import download_name

@@ -20,7 +20,7 @@ whose number WhatsApp withholds, its business-scoped user id (contacts.services)
 Edits and deletions change the message they name; a user's new number moves their
 contact (docs/webhooks.md lists every type and what is kept).
 
-Every item is checked before the database sees it (messaging_project/api/storable.py),
+Every item is checked before the database sees it (messaging_project/core/storable.py),
 so that PostgreSQL and SQLite treat it alike: an item whose identity (message id,
 sender, status id) or content cannot be stored is skipped; a secondary field that
 cannot be stored (a profile name, a failure's title or error object) is cleaned or
@@ -47,8 +47,8 @@ from canned_replies.matching import find_reply
 from contacts.models import Contact
 from contacts.services import apply_opt_out_words, contact_for_whatsapp_user, move_whatsapp_user
 from events.models import Event
-from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
-from messaging_project.api.storable import is_storable_json, without_unstorable
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.events import emit_chat
 from sending.gateway.cloud_api import is_message_id
 from sending.media import attach_media

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 
-from messaging_project.api.storable import is_storable_json, without_unstorable
+from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.gateway import GatewayError, MediaTooLarge, gateway_for
 from sending.models import Chat, ChatMedia
 

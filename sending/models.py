@@ -6,7 +6,7 @@ from django.db.models import Q
 
 from accounts.models import Organization, OrganizationRecord
 from contacts.models import Contact
-from messaging_project.api.encryption import EncryptedTextField
+from messaging_project.core.encryption import EncryptedTextField
 
 LIVE = Q(deleted_at__isnull=True)
 

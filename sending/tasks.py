@@ -25,8 +25,8 @@ from django_tasks import task
 from accounts.models import Organization
 from canned_replies.models import CannedReply
 from contacts.models import Contact
-from messaging_project.api import rows
-from messaging_project.api.retries import retry_later
+from messaging_project.core import rows
+from messaging_project.worker.retries import retry_later
 from sending import media as inbound_media
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.models import AutoReply, AutoReplyState, Channel, Chat, ChatMedia, MediaState

@@ -15,8 +15,8 @@ from django.views.decorators.csrf import csrf_exempt
 from accounts.models import Organization
 from events.services import event_batch
 from messaging_project.api.exceptions import NOT_FOUND, error_body
-from messaging_project.api.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
 from messaging_project.api.parsers import MALFORMED_BODY, loads
+from messaging_project.core.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
 from sending.inbound import process_webhook
 from sending.models import Channel
 

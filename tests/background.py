@@ -2,7 +2,7 @@
 
 The tests use the database backend, as production does, so a task is a row written in
 the test's transaction; `run_tasks()` then claims and runs the ready ones the way a
-worker thread does (messaging_project/api/worker.py), and attempts the due event
+worker thread does (messaging_project/worker/runner.py), and attempts the due event
 deliveries (a queue of their own rows, events/delivery.py). Deferred tasks and
 deliveries (retries) wait for their time; `make_due()` brings that moment forward.
 """
@@ -11,7 +11,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from events.models import Delivery, DeliveryStatus
-from messaging_project.api.worker import run_ready_tasks
+from messaging_project.worker.inline import run_ready_tasks
 
 
 def run_tasks() -> int:

@@ -10,7 +10,7 @@ from campaigns.models import Campaign
 from campaigns.selectors import recipient_error, recipient_status
 from contacts.models import ContactGroup
 from messaging_project.api.fields import StrictCharField
-from messaging_project.api.formats import iso_datetime
+from messaging_project.core.formats import iso_datetime
 from sending.api.serializers import TemplateSerializer
 
 PHONES_MAX = 10_000

@@ -8,7 +8,7 @@ from rest_framework import serializers
 from canned_replies.models import CannedReply, MatchCriteria, ResponseType
 from canned_replies.services import reply_metadata
 from messaging_project.api.fields import StrictCharField
-from messaging_project.api.formats import json_text, laravel_datetime
+from messaging_project.core.formats import json_text, laravel_datetime
 
 # Request spellings; `exact_match` is what some clients send.
 MATCH_CRITERIA_SPELLINGS = {

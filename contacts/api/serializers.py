@@ -7,8 +7,8 @@ from rest_framework import serializers
 from contacts.models import Contact, ContactGroup
 from contacts.services import INVALID_GROUP, full_address
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
-from messaging_project.api.formats import iso_datetime, json_text, laravel_datetime
-from messaging_project.api.phones import formatted_phone
+from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
+from messaging_project.core.phones import formatted_phone
 
 
 def optional_text(**kwargs) -> StrictCharField:

@@ -7,8 +7,8 @@ from rest_framework import serializers
 
 from events.models import Delivery, Endpoint, Event
 from messaging_project.api.fields import StrictBooleanField, StrictCharField
-from messaging_project.api.formats import iso_datetime
-from messaging_project.api.public_urls import MAX_URL_LENGTH, url_problem
+from messaging_project.core.formats import iso_datetime
+from messaging_project.core.public_urls import MAX_URL_LENGTH, url_problem
 
 
 class EndpointUrlField(StrictCharField):

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import events.models
-import messaging_project.api.encryption
+import messaging_project.core.encryption
 import uuid
 from django.db import migrations, models
 
@@ -26,8 +26,8 @@ class Migration(migrations.Migration):
                 ('deleted_at', models.DateTimeField(blank=True, null=True)),
                 ('url', models.CharField(max_length=2048)),
                 ('events', models.JSONField(blank=True, default=list)),
-                ('secret', messaging_project.api.encryption.EncryptedTextField(default=events.models.new_secret)),
-                ('previous_secret', messaging_project.api.encryption.EncryptedTextField(blank=True, default='')),
+                ('secret', messaging_project.core.encryption.EncryptedTextField(default=events.models.new_secret)),
+                ('previous_secret', messaging_project.core.encryption.EncryptedTextField(blank=True, default='')),
                 ('previous_secret_expires_at', models.DateTimeField(blank=True, null=True)),
                 ('is_active', models.BooleanField(default=True)),
                 ('disabled_reason', models.CharField(blank=True, default='', max_length=255)),

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import InterfaceError, OperationalError, connections
+from django.db import connections
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -21,6 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 from messaging_project.api.parsers import MALFORMED_BODY
+from messaging_project.core.database import UNAVAILABLE_ERRORS
 
 logger = logging.getLogger("messaging_project.api")
 
@@ -32,9 +33,6 @@ TOO_MANY_ATTEMPTS = "Too Many Attempts."
 SERVER_ERROR = "Server Error"
 UNAVAILABLE = "The service is temporarily unavailable. Please retry."
 UNAVAILABLE_RETRY_AFTER = 2  # seconds: a reconnect, a failover or a lock wait is short
-# What a lost connection, a restart or a failover raises (a terminated backend, a
-# closed socket, "database is locked"); other database errors stay 500s.
-UNAVAILABLE_ERRORS = (OperationalError, InterfaceError)
 
 
 class PageParameterError(exceptions.ValidationError):

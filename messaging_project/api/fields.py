@@ -3,7 +3,7 @@
 Text a database cannot store is refused here, in one place per kind of input: DRF's
 CharField (and so StrictCharField, EmailField and every other string field) refuses NUL
 and lone surrogates itself; JSON passed through as given is walked by PassThroughJSONField
-with the same rule and the same wording (messaging_project.api.storable).
+with the same rule and the same wording (messaging_project.core.storable).
 """
 
 import json
@@ -11,8 +11,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
-from messaging_project.api.storable import json_problem
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.storable import json_problem
 
 
 class StrictCharField(serializers.CharField):

@@ -22,7 +22,7 @@ from health_check.checks import Cache, Database
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
-from messaging_project.api.worker import ready_queue
+from messaging_project.worker.status import ready_queue
 
 
 @dataclasses.dataclass

@@ -31,9 +31,9 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from messaging_project.api.database import reconnecting
 from messaging_project.api.exceptions import UNAVAILABLE_ERRORS, ApiError
 from messaging_project.api.models import IdempotencyKey
+from messaging_project.core.database import reconnecting
 
 logger = logging.getLogger(__name__)
 

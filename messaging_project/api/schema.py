@@ -42,11 +42,6 @@ def integer(help_text: str = "", *, null: bool = False) -> serializers.IntegerFi
     return serializers.IntegerField(help_text=help_text, allow_null=null)
 
 
-@extend_schema_field({"description": "Always null: media is not supported yet.", "nullable": True})
-class AlwaysNullField(serializers.Field):
-    pass
-
-
 @extend_schema_field({"description": "Any JSON value, as the channel gave it.", "nullable": True})
 class AnyJsonField(serializers.Field):
     pass
@@ -360,7 +355,7 @@ def documented(decorator, doc: str):
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    # Named by its path, not imported: the base imports no app.
+    # Named by its path, not imported: this layer imports no app.
     target_class = "accounts.authentication.BearerTokenAuthentication"
     name = "bearerAuth"
 

@@ -1,23 +1,17 @@
-"""The base's periodic clean-ups: what would otherwise grow without bound.
+"""The API's periodic clean-up: idempotency keys past their lifetime.
 
-The workers enqueue them (messaging_project/api/schedule.py); each is idempotent, so
-running one twice, or two at once, deletes nothing more than once.
+The workers enqueue it (messaging_project/worker/schedule.py); it is idempotent, so
+running it twice, or two at once, deletes nothing more than once.
 """
 
 from datetime import timedelta
-from importlib import import_module
 
-from django.conf import settings
 from django.utils import timezone
 from django_tasks import task
-from django_tasks_db.models import DBTaskResult
 
 from messaging_project.api.idempotency import LIFETIME
-from messaging_project.api.models import IdempotencyKey, PeriodicRun, WorkerHeartbeat
-from messaging_project.api.schedule import every
-
-# Schedule rows and dead workers' rows are kept this long, for looking back at them.
-BOOKKEEPING_KEPT = timedelta(days=2)
+from messaging_project.api.models import IdempotencyKey
+from messaging_project.worker.schedule import every
 
 
 @every(timedelta(hours=1))
@@ -26,31 +20,3 @@ def purge_idempotency_keys() -> int:
     """Idempotency keys past their 24 hours: a request with one runs afresh anyway."""
     deleted, _ = IdempotencyKey.objects.filter(created_at__lt=timezone.now() - LIFETIME).delete()
     return deleted
-
-
-@every(timedelta(hours=1))
-@task()
-def prune_task_results() -> int:
-    """Finished tasks older than TASK_RESULTS_KEPT_DAYS (waiting and running ones stay)."""
-    kept = timedelta(days=settings.TASK_RESULTS_KEPT_DAYS)
-    deleted, _ = (
-        DBTaskResult.objects.finished().filter(finished_at__lt=timezone.now() - kept).delete()
-    )
-    return deleted
-
-
-@every(timedelta(days=1))
-@task()
-def purge_expired_sessions() -> None:
-    """Admin sessions past their expiry, as `manage.py clearsessions` does."""
-    import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()
-
-
-@every(timedelta(days=1))
-@task()
-def purge_bookkeeping() -> int:
-    """The scheduler's past periods and the rows of workers long gone."""
-    cutoff = timezone.now() - BOOKKEEPING_KEPT
-    runs, _ = PeriodicRun.objects.filter(period__lt=cutoff).delete()
-    workers, _ = WorkerHeartbeat.objects.filter(last_seen__lt=cutoff).delete()
-    return runs + workers

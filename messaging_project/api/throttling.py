@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
-from messaging_project.api.metrics import RATE_LIMIT_REFUSALS
+from messaging_project.core.metrics import RATE_LIMIT_REFUSALS
 
 WINDOW_SECONDS = 60
 

@@ -13,8 +13,8 @@ from messaging_project.api.fields import (
     PhoneNumberField,
     StrictCharField,
 )
-from messaging_project.api.formats import json_text, laravel_datetime
-from messaging_project.api.public_urls import url_problem
+from messaging_project.core.formats import json_text, laravel_datetime
+from messaging_project.core.public_urls import url_problem
 from sending.models import Chat, ChatStatus, MessageTemplate
 from sending.services.payloads import CAPTION_TYPES, FILE_NAME_TYPES, MEDIA_TYPES
 

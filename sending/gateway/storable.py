@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from messaging_project.api.storable import UNSTORABLE
+from messaging_project.core.storable import UNSTORABLE
 
 MAX_TEXT = 1000  # characters of one text from the channel (an error message, a detail)
 MAX_DEPTH = 8  # levels of nested objects kept from the channel's error details

@@ -3,7 +3,7 @@
 # transactions: PostgreSQL refuses to ALTER a table with pending trigger events, which
 # the rows' UPDATEs would leave when migrating backwards.
 
-import messaging_project.api.encryption
+import messaging_project.core.encryption
 from django.db import migrations
 
 
@@ -17,16 +17,16 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='channel',
             name='access_token',
-            field=messaging_project.api.encryption.EncryptedTextField(blank=True, default=''),
+            field=messaging_project.core.encryption.EncryptedTextField(blank=True, default=''),
         ),
         migrations.AlterField(
             model_name='channel',
             name='app_secret',
-            field=messaging_project.api.encryption.EncryptedTextField(blank=True, default=''),
+            field=messaging_project.core.encryption.EncryptedTextField(blank=True, default=''),
         ),
         migrations.AlterField(
             model_name='channel',
             name='verify_token',
-            field=messaging_project.api.encryption.EncryptedTextField(blank=True, default=''),
+            field=messaging_project.core.encryption.EncryptedTextField(blank=True, default=''),
         ),
     ]

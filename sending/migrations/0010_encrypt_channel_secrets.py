@@ -1,7 +1,7 @@
 # Every existing plain channel secret encrypted (backwards: decrypted), once: a value
 # already encrypted is left alone (docs/operations.md).
 
-import messaging_project.api.encryption
+import messaging_project.core.encryption
 from django.db import migrations
 
 
@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        messaging_project.api.encryption.encrypt_columns(
+        messaging_project.core.encryption.encrypt_columns(
             'sending', 'channel', 'access_token', 'app_secret', 'verify_token'
         ),
     ]

@@ -22,10 +22,9 @@ from accounts.models import Organization
 from contacts.models import Contact
 from contacts.services import contact_for_phone
 from events.models import Event
-from messaging_project.api.database import reconnecting
-from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
 from messaging_project.api.idempotency import point_of_no_return
-from messaging_project.api.metrics import count_send
+from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
+from messaging_project.core.metrics import count_send
 from sending.events import emit_chat, emit_chats
 from sending.gateway import FailureKind, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, MessageTemplate

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from contacts.models import Contact, ContactGroup
 from contacts.services import DUPLICATE_GROUP, DUPLICATE_PHONE
-from messaging_project.api.phones import INVALID_PHONE
+from messaging_project.core.phones import INVALID_PHONE
 from tests.factories import ContactFactory, ContactGroupFactory
 
 pytestmark = pytest.mark.django_db

@@ -46,7 +46,7 @@ def test_parallel_bad_tokens_get_exactly_the_limit_of_401s_with_the_database_cac
     settings.API_AUTH_FAILURE_LIMIT = LIMIT
     settings.CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.AtomicDatabaseCache",
+            "BACKEND": "messaging_project.core.cache.AtomicDatabaseCache",
             "LOCATION": "django_cache",
         }
     }

@@ -1,4 +1,4 @@
-"""messaging_project.api.database.execute_together: several statements, one round trip
+"""messaging_project.core.database.execute_together: several statements, one round trip
 on PostgreSQL, in order, failing as one."""
 
 import pytest
@@ -6,7 +6,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Organization
-from messaging_project.api.database import execute_together
+from messaging_project.core.database import execute_together
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def test_no_statements_send_nothing():
 
 
 def test_insert_statements_split_the_rows_and_keep_their_order():
-    from messaging_project.api.database import insert_statements
+    from messaging_project.core.database import insert_statements
 
     head = "INSERT INTO t (a, b) VALUES "
     statements = insert_statements(head, "(%s, %s)", [(1, 2), (3, 4), (5, 6)], per_statement=2)

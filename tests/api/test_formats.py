@@ -1,11 +1,11 @@
-"""The two date styles of api.md, cut from isoformat() (messaging_project/api/formats.py)."""
+"""The two date styles of api.md, cut from isoformat() (messaging_project/core/formats.py)."""
 
 from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from messaging_project.api.formats import iso_datetime, laravel_datetime
+from messaging_project.core.formats import iso_datetime, laravel_datetime
 
 offsets = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
     lambda minutes: timezone(timedelta(minutes=minutes))

@@ -1,9 +1,9 @@
 """One number, one form: WhatsApp's wa_id and what clients send become the same digits
-(messaging_project/api/phones.py; docs/webhooks.md, "Phone numbers")."""
+(messaging_project/core/phones.py; docs/webhooks.md, "Phone numbers")."""
 
 import pytest
 
-from messaging_project.api.phones import InvalidPhoneNumber, formatted_phone, normalize_phone
+from messaging_project.core.phones import InvalidPhoneNumber, formatted_phone, normalize_phone
 
 
 @pytest.mark.parametrize(
@@ -41,7 +41,7 @@ def test_a_number_just_stored_is_shown_without_parsing_it_again(monkeypatch):
     formats the same parse (docs/performance.md)."""
     import phonenumbers
 
-    from messaging_project.api import phones
+    from messaging_project.core import phones
 
     phones.parsed_number.cache_clear()
     phones.formatted_phone.cache_clear()

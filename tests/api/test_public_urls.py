@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from messaging_project.api.public_urls import (
+from messaging_project.core.public_urls import (
     PrivateAddressRefused,
     is_public_address,
     public_session,

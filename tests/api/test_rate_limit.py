@@ -74,7 +74,7 @@ def test_unauthenticated_requests_do_not_spend_the_budget(api, settings, frozen_
 def test_database_cache_increments_exactly(settings):
     settings.CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.AtomicDatabaseCache",
+            "BACKEND": "messaging_project.core.cache.AtomicDatabaseCache",
             "LOCATION": "django_cache",
         }
     }
@@ -90,7 +90,7 @@ def test_database_cache_increments_exactly(settings):
 def test_database_cache_is_exact_under_concurrent_increments(settings):
     settings.CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.AtomicDatabaseCache",
+            "BACKEND": "messaging_project.core.cache.AtomicDatabaseCache",
             "LOCATION": "django_cache",
         }
     }

@@ -16,7 +16,7 @@ REDIS_URL = "redis://127.0.0.1:6379/14"
 def redis_cache(settings):
     settings.CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.SharedRedisCache",
+            "BACKEND": "messaging_project.core.cache.SharedRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "test",
         }

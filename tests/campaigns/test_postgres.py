@@ -14,7 +14,7 @@ from django.db import connection
 from campaigns import services
 from campaigns.models import Campaign, RecipientStatus
 from campaigns.sender import AHEAD_BATCHES, batch_size
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.worker.models import WorkerHeartbeat
 from tests.background import run_tasks
 from tests.campaigns.conftest import sends
 from tests.tasks.processes import environment, start_worker, stop, wait_until

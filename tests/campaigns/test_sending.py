@@ -14,7 +14,7 @@ from campaigns.pacing import take_turns
 from campaigns.sender import mark_dead_claims_unknown
 from contacts.models import Contact, OptOutWords
 from devtools.cloud_api_server import graph_error
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.worker.models import WorkerHeartbeat
 from sending.inbound import process_webhook
 from sending.models import Chat
 from tests.background import run_tasks

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from events import services
 from events.models import Delivery, DeliveryStatus
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.worker.models import WorkerHeartbeat
 from tests.factories import OrganizationFactory
 from tests.tasks.processes import environment, start_worker, stop, wait_until
 

@@ -165,7 +165,7 @@ def test_a_refused_send_whose_database_drops_during_the_call_is_recorded_as_fail
 def test_when_the_database_stays_away_the_key_stays_claimed_and_the_retry_sends_nothing(
     api, cloud_org, graph, outage, monkeypatch
 ):
-    monkeypatch.setattr("messaging_project.api.database.RECONNECT_DELAYS", (0.0, 0.1))
+    monkeypatch.setattr("messaging_project.core.database.RECONNECT_DELAYS", (0.0, 0.1))
     outage(lasting=True)
 
     first = post(api, key="order-19")
@@ -191,7 +191,7 @@ def test_when_the_database_stays_away_the_key_stays_claimed_and_the_retry_sends_
 def test_when_the_database_stays_away_a_send_without_a_key_says_so_and_logs_what_whatsapp_said(
     api, cloud_org, graph, outage, monkeypatch, caplog
 ):
-    monkeypatch.setattr("messaging_project.api.database.RECONNECT_DELAYS", (0.0, 0.1))
+    monkeypatch.setattr("messaging_project.core.database.RECONNECT_DELAYS", (0.0, 0.1))
     outage(lasting=True)
 
     with caplog.at_level(logging.ERROR, logger="sending.services.send"):

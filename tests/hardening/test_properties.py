@@ -12,7 +12,7 @@ from rest_framework.test import APIRequestFactory
 
 from messaging_project.api import pagination
 from messaging_project.api.pagination import GAP, LaravelPagination, laravel_window
-from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 
 PROPERTY_SETTINGS = settings(
     max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]

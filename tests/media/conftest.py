@@ -36,7 +36,7 @@ def public_dns(monkeypatch, settings):
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port or 443))]
         return real(host, port, *args, **kwargs)
 
-    monkeypatch.setattr("messaging_project.api.public_urls.socket.getaddrinfo", getaddrinfo)
+    monkeypatch.setattr("messaging_project.core.public_urls.socket.getaddrinfo", getaddrinfo)
 
 
 @pytest.fixture(autouse=True)

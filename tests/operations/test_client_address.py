@@ -5,7 +5,7 @@ import pytest
 from django.test import RequestFactory
 from rest_framework.test import APIClient
 
-from messaging_project.api.client_address import client_address
+from messaging_project.core.client_address import client_address
 
 PROXY = "10.0.0.2"
 

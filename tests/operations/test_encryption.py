@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from messaging_project.api import encryption
+from messaging_project.core import encryption
 from sending import services
 from sending.models import Channel
 from tests.channel import stored_channel

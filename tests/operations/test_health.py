@@ -50,7 +50,7 @@ def database_down(settings):
     # The default cache is a table of that database too.
     settings.CACHES = {
         "default": {
-            "BACKEND": "messaging_project.cache.AtomicDatabaseCache",
+            "BACKEND": "messaging_project.core.cache.AtomicDatabaseCache",
             "LOCATION": "django_cache",
         }
     }

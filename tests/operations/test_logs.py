@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from accounts.services import create_staff_user
-from messaging_project.api.request_log import (
+from messaging_project.core.request_log import (
     JsonFormatter,
     PlainFormatter,
     RequestContextFilter,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from messaging_project.api import encryption
+from messaging_project.core import encryption
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,10 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from messaging_project.api import tasks as clean_ups
-from messaging_project.api.models import IdempotencyKey, PeriodicRun, WorkerHeartbeat
+from messaging_project.api.models import IdempotencyKey
+from messaging_project.api.tasks import purge_idempotency_keys
+from messaging_project.worker import tasks as clean_ups
+from messaging_project.worker.models import PeriodicRun, WorkerHeartbeat
 from tests.background import run_tasks
 from tests.tasks import jobs
 
@@ -35,7 +37,7 @@ def test_idempotency_keys_older_than_a_day_are_purged_and_younger_ones_still_rep
     aged(IdempotencyKey.objects.filter(key="old"), created_at=timedelta(hours=24, minutes=1))
     aged(IdempotencyKey.objects.filter(key="recent"), created_at=timedelta(hours=23))
 
-    assert clean_ups.purge_idempotency_keys.call() == 1
+    assert purge_idempotency_keys.call() == 1
 
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["recent"]
     replay = api.post(

@@ -14,7 +14,7 @@ from django_tasks_db.models import DBTaskResult
 
 from devtools.loopback import free_port
 from devtools.loopback import reachable as listening
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.worker.models import WorkerHeartbeat
 from sending.models import AutoReply, Chat
 from tests.background import run_tasks, tasks
 from tests.inbound.conftest import deliver, envelope, sign, text_message

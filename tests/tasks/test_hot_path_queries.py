@@ -43,6 +43,6 @@ def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_
     # DELETE, in a savepoint here, a transaction in a worker), and for due event
     # deliveries, none (their claim, events/delivery.py). SQLite claims a task in a
     # transaction of four statements (django_tasks_db's), PostgreSQL in one
-    # (messaging_project/api/worker.py).
+    # (messaging_project/worker/runner.py).
     with django_assert_num_queries(16 if ON_POSTGRESQL else 20):
         assert run_tasks() == 1

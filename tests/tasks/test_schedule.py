@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from messaging_project.api.models import PeriodicRun
-from messaging_project.api.schedule import Scheduler, discover
+from messaging_project.worker.models import PeriodicRun
+from messaging_project.worker.schedule import Scheduler, discover
 from tests.background import tasks
 from tests.contacts.test_contact_counter import run_concurrently
 
@@ -16,9 +16,9 @@ on_postgresql = pytest.mark.skipif(
 )
 CLEAN_UPS = {
     "messaging_project.api.tasks.purge_idempotency_keys": timedelta(hours=1),
-    "messaging_project.api.tasks.prune_task_results": timedelta(hours=1),
-    "messaging_project.api.tasks.purge_expired_sessions": timedelta(days=1),
-    "messaging_project.api.tasks.purge_bookkeeping": timedelta(days=1),
+    "messaging_project.worker.tasks.prune_task_results": timedelta(hours=1),
+    "messaging_project.worker.tasks.purge_expired_sessions": timedelta(days=1),
+    "messaging_project.worker.tasks.purge_bookkeeping": timedelta(days=1),
     "events.tasks.prune_deliveries": timedelta(days=1),
 }
 # Not a clean-up: the minutely look for campaigns left without a sender (campaigns/tasks.py).
@@ -51,8 +51,8 @@ def test_each_job_is_enqueued_once_per_period(db):
 
     # The next hour: the hourly ones again, the daily ones not before tomorrow.
     assert sorted(second.enqueue_due(NOON + timedelta(hours=1))) == [
-        "messaging_project.api.tasks.prune_task_results",
         "messaging_project.api.tasks.purge_idempotency_keys",
+        "messaging_project.worker.tasks.prune_task_results",
     ]
     assert first.enqueue_due(NOON + timedelta(hours=1, minutes=1)) == []
     assert PeriodicRun.objects.filter(job__in=CLEAN_UPS).count() == len(CLEAN_UPS) + 2

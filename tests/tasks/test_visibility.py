@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from messaging_project.api.models import WorkerHeartbeat
+from messaging_project.worker.models import WorkerHeartbeat
 from sending.models import AutoReply
 from tests.background import run_tasks
 from tests.sending.factories import ChatFactory

@@ -10,8 +10,10 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from messaging_project.api.models import WorkerHeartbeat
-from messaging_project.api.worker import Worker, recover_abandoned_tasks, run_ready_tasks
+from messaging_project.worker.inline import run_ready_tasks
+from messaging_project.worker.models import WorkerHeartbeat
+from messaging_project.worker.recovery import recover_abandoned_tasks
+from messaging_project.worker.runner import Worker
 from tests.background import tasks
 from tests.contacts.test_contact_counter import run_concurrently
 from tests.tasks import jobs
@@ -102,7 +104,7 @@ def test_a_task_whose_workers_keep_dying_fails_instead_of_running_again(db, sett
 
     task.refresh_from_db()
     assert task.status == "FAILED"
-    assert task.exception_class_path == "messaging_project.api.worker.TaskAbandoned"
+    assert task.exception_class_path == "messaging_project.worker.recovery.TaskAbandoned"
     assert "3 runs of this task ended without a record" in task.traceback
     assert run_ready_tasks() == 0
 

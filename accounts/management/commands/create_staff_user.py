@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 
 from accounts import services
 from accounts.commands import organization_argument
-from messaging_project.api.commands import command_errors
+from messaging_project.core.commands import command_errors
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@
   prune), in plain SQL that PostgreSQL and SQLite both understand;
 - on PostgreSQL, a trigger that NOTIFYs the workers when tasks are inserted. PostgreSQL
   delivers a notification when the inserting transaction commits, never for a rollback,
-  so an idle worker starts a task as soon as it can see it (messaging_project/api/worker.py).
+  so an idle worker starts a task as soon as it can see it (messaging_project/worker/runner.py).
 """
 
 from django.db import migrations, models

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.commands import organization_argument
-from messaging_project.api.commands import command_errors
+from messaging_project.core.commands import command_errors
 from sending import services
 
 

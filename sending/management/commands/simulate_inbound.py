@@ -10,8 +10,8 @@ from django_tasks_db.models import DBTaskResult
 
 from accounts.commands import organization_argument
 from events.services import event_batch
-from messaging_project.api.phones import InvalidPhoneNumber, normalize_phone
-from messaging_project.api.worker import run_task_now
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.worker.inline import run_task_now
 from sending.gateway import sandbox
 from sending.inbound import process_webhook
 from sending.media import MAX_BYTES

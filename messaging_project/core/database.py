@@ -13,9 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
-
-from messaging_project.api.exceptions import UNAVAILABLE_ERRORS
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +22,10 @@ logger = logging.getLogger(__name__)
 RECONNECT_DELAYS = (0.0, 0.5, 1.5)
 
 T = TypeVar("T")
+
+# What a lost connection, a restart or a failover raises (a terminated backend, a
+# closed socket, "database is locked"); other database errors stay errors.
+UNAVAILABLE_ERRORS = (OperationalError, InterfaceError)
 
 
 def reconnecting(write: Callable[[], T], *, using: str = DEFAULT_DB_ALIAS) -> T:

@@ -20,7 +20,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from messaging_project.api.client_address import client_address
+from messaging_project.core.client_address import client_address
 
 logger = logging.getLogger("messaging.requests")
 admin_logger = logging.getLogger("messaging.admin")

@@ -1,7 +1,7 @@
 """`manage.py db_worker`: run the background tasks (the Procfile's `worker:` process).
 
 django_tasks_db's command of the same name, with its options, run by our worker
-(messaging_project/api/worker.py): threads, heartbeats, recovery of the tasks of dead
+(messaging_project/worker/runner.py): threads, heartbeats, recovery of the tasks of dead
 workers, the clean-up schedule. Start one per machine, or several: they share the
 queue through the database.
 
@@ -20,7 +20,7 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands import db_worker
 
-from messaging_project.api.worker import Worker, logger
+from messaging_project.worker.runner import Worker, logger
 
 
 def worker_id() -> str:

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
-from messaging_project.api.models import PeriodicRun
+from messaging_project.worker.models import PeriodicRun
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ key first in FIELD_ENCRYPTION_KEYS (on every process), then drop the old keys.
 
 from django.core.management.base import BaseCommand, CommandError
 
-from messaging_project.api.encryption import (
+from messaging_project.core.encryption import (
     DecryptionError,
     encrypted_fields,
     reencrypted,

@@ -3,7 +3,7 @@ key derived from SECRET_KEY."""
 
 from django.core import checks
 
-from messaging_project.api.encryption import configured_keys, key_problem
+from messaging_project.core.encryption import configured_keys, key_problem
 
 
 @checks.register(checks.Tags.security)

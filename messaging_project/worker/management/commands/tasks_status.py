@@ -4,7 +4,8 @@ and a line for each app's own queue (the event deliveries)."""
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from messaging_project.api.worker import QUEUES, queue_status
+from messaging_project.worker.queues import QUEUES
+from messaging_project.worker.status import queue_status
 
 
 def seconds(delta) -> str:

@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class WorkerConfig(AppConfig):
+    """The task runtime: the worker process (`db_worker`), its heartbeats and recovery,
+    the periodic schedule, retries and clean-ups, `tasks_status` and the task admin.
+    It imports no app: apps hand it their own queues (`register_queue`)."""
+
+    name = "messaging_project.worker"
+    label = "worker"
+    verbose_name = "Background tasks"
