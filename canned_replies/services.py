@@ -8,16 +8,10 @@ from django.utils import timezone
 from accounts.models import Organization
 from canned_replies.matching import replies_changed
 from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseType
+from canned_replies.representations import canned_reply_data, deleted_reply_data, reply_metadata
 from events.models import Event
 from events.services import emit_event
-from messaging_project.core.formats import laravel_datetime
 from messaging_project.core.public_urls import url_problem
-
-
-def reply_metadata(response_type: str, response: str) -> dict:
-    if response_type in MEDIA_RESPONSE_TYPES:
-        return {"type": response_type, "data": {"link": response}}
-    return {"type": response_type, "data": {"text": response}}
 
 
 def check_response(response_type: str, response: str) -> None:
@@ -33,13 +27,9 @@ def emit_reply(event: str, reply: CannedReply) -> None:
     """The event (docs/events.md) with the reply as the API lists it, in the caller's
     transaction; built only when an endpoint wants it."""
 
-    def data() -> dict:
-        # Imported here: the API's shapes are built on these services.
-        from canned_replies.api.serializers import canned_reply_data
-
-        return canned_reply_data(reply)
-
-    emit_event(organization_id=reply.organization_id, event=event, data=data)
+    emit_event(
+        organization_id=reply.organization_id, event=event, data=lambda: canned_reply_data(reply)
+    )
 
 
 def create_canned_reply(
@@ -110,6 +100,6 @@ def delete_canned_reply(*, reply: CannedReply, deleted_by: int = 0) -> None:
         emit_event(
             organization_id=reply.organization_id,
             event=Event.AUTOREPLY_DELETED,
-            data={"uuid": str(reply.uuid), "deleted_at": laravel_datetime(now)},
+            data=deleted_reply_data(reply, now),
         )
     replies_changed(reply.organization_id)

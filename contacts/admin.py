@@ -9,6 +9,7 @@ from django.db.models import Count, Q
 from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import services
 from contacts.models import Contact, ContactGroup, OptOutWords
+from contacts.representations import ADDRESS_KEYS
 from messaging_project.core.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
 from messaging_project.core.service_admin import adopt
 
@@ -44,7 +45,7 @@ class ContactForm(forms.ModelForm):
         if contact.pk:
             self.initial["phone"] = f"+{contact.phone}" if contact.phone else ""
             for key, value in (contact.address or {}).items():
-                if key in services.ADDRESS_KEYS:
+                if key in ADDRESS_KEYS:
                     self.initial[key] = value
         elif "first_name" in self.fields:
             self.fields["first_name"].required = True
@@ -68,7 +69,7 @@ class ContactForm(forms.ModelForm):
         return data
 
     def address(self) -> dict | None:
-        parts = {key: self.cleaned_data.get(key) or None for key in services.ADDRESS_KEYS}
+        parts = {key: self.cleaned_data.get(key) or None for key in ADDRESS_KEYS}
         return parts if any(parts.values()) else None
 
 
@@ -90,7 +91,7 @@ class ContactAdmin(OrganizationScopedAdmin):
                 ]
             },
         ),
-        ("Address", {"fields": list(services.ADDRESS_KEYS), "classes": ["collapse"]}),
+        ("Address", {"fields": list(ADDRESS_KEYS), "classes": ["collapse"]}),
     ]
     list_display = ["name", "phone_number", "email", "contact_group", "favourite", "updated"]
     list_display_links = ["name", "phone_number"]
@@ -145,7 +146,7 @@ class ContactAdmin(OrganizationScopedAdmin):
             adopt(obj, contact)
             return
         changed = set(form.changed_data)
-        if changed & set(services.ADDRESS_KEYS):
+        if changed & set(ADDRESS_KEYS):
             changed.add("address")
         services.update_contact(
             contact=obj, changes={name: value for name, value in values.items() if name in changed}

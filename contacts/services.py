@@ -10,13 +10,18 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
+from contacts.representations import (
+    contact_data,
+    contact_group_data,
+    deleted_contact_data,
+    deleted_group_data,
+    full_address,
+)
 from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import at_batch_end, emit_event, emit_events
 from messaging_project.core.database import Statement
-from messaging_project.core.formats import iso_datetime, laravel_datetime
 
-ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
 DUPLICATE_PHONE = "A contact with this phone already exists."
 DUPLICATE_GROUP = "A contact group with this name already exists."
 INVALID_GROUP = "The selected contact group is invalid."
@@ -148,17 +153,13 @@ def recount_contact_blocks(*, organization_id: int) -> None:
 
 
 # Events (docs/events.md): emitted here, in each write's transaction, with the record as
-# the API lists it. Built only when an endpoint wants the event.
+# the API lists it (contacts/representations.py). Built only when an endpoint wants it.
 
 
 def emit_contact(event: str, contact: Contact) -> None:
-    def data() -> dict[str, Any]:
-        # Imported here: the API's shapes are built on these services.
-        from contacts.api.serializers import contact_data
-
-        return contact_data(contact)
-
-    emit_event(organization_id=contact.organization_id, event=event, data=data)
+    emit_event(
+        organization_id=contact.organization_id, event=event, data=lambda: contact_data(contact)
+    )
 
 
 def emit_contacts(event: str, contacts: list[Contact]) -> None:
@@ -166,28 +167,17 @@ def emit_contacts(event: str, contacts: list[Contact]) -> None:
     if not contacts:
         return
 
-    def data() -> list[dict[str, Any]]:
-        from contacts.api.serializers import contact_data
-
-        return [contact_data(contact) for contact in contacts]
-
-    emit_events(organization_id=contacts[0].organization_id, event=event, data=data)
+    emit_events(
+        organization_id=contacts[0].organization_id,
+        event=event,
+        data=lambda: [contact_data(contact) for contact in contacts],
+    )
 
 
 def emit_group(event: str, group: ContactGroup) -> None:
-    def data() -> dict[str, Any]:
-        from contacts.api.serializers import contact_group_data
-
-        return contact_group_data(group)
-
-    emit_event(organization_id=group.organization_id, event=event, data=data)
-
-
-def full_address(address: dict[str, Any] | None) -> dict[str, Any] | None:
-    """All five keys, each a string or null, in the documented order."""
-    if address is None:
-        return None
-    return {key: address.get(key) for key in ADDRESS_KEYS}
+    emit_event(
+        organization_id=group.organization_id, event=event, data=lambda: contact_group_data(group)
+    )
 
 
 def create_contact(
@@ -267,7 +257,7 @@ def delete_contact(*, contact: Contact) -> None:
         emit_event(
             organization_id=contact.organization_id,
             event=Event.CONTACT_DELETED,
-            data={"uuid": str(contact.uuid), "deleted_at": laravel_datetime(now)},
+            data=deleted_contact_data(contact, now),
         )
 
 
@@ -457,7 +447,7 @@ def delete_contact_group(*, group: ContactGroup) -> None:
     emit_event(
         organization_id=group.organization_id,
         event=Event.GROUP_DELETED,
-        data={"uuid": str(group.uuid), "deleted_at": iso_datetime(now)},
+        data=deleted_group_data(group, now),
     )
 
 

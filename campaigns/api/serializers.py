@@ -6,11 +6,8 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
-from campaigns.models import Campaign
-from campaigns.selectors import recipient_error, recipient_status
 from contacts.models import ContactGroup
 from messaging_project.api.fields import StrictCharField
-from messaging_project.core.formats import iso_datetime
 from sending.api.serializers import TemplateSerializer
 
 PHONES_MAX = 10_000
@@ -87,35 +84,3 @@ class CampaignInputSerializer(serializers.Serializer):
                 {"phones": ["Send the recipients: a contact_group or a list of phones."]}
             )
         return attrs
-
-
-def campaign_data(campaign: Campaign) -> dict[str, Any]:
-    """A campaign with its counts (annotated by campaigns.selectors)."""
-    return {
-        "uuid": str(campaign.uuid),
-        "name": campaign.name,
-        "status": campaign.status,
-        "total": campaign.total,
-        "pending": campaign.pending,
-        "sent": campaign.sent,
-        "delivered": campaign.delivered,
-        "read": campaign.read,
-        "failed": campaign.failed,
-        "skipped": campaign.skipped,
-        "unknown": campaign.unknown,
-        "rate": campaign.rate,
-        "scheduled_at": iso_datetime(campaign.scheduled_at),
-        "created_at": iso_datetime(campaign.created_at),
-        "started_at": iso_datetime(campaign.started_at),
-        "finished_at": iso_datetime(campaign.finished_at),
-    }
-
-
-def recipient_data(recipient) -> dict[str, Any]:
-    return {
-        "phone": recipient.phone,
-        "contact_uuid": str(recipient.contact.uuid) if recipient.contact_id else None,
-        "status": recipient_status(recipient),
-        "chat_uuid": str(recipient.chat.uuid) if recipient.chat_id else None,
-        "error": recipient_error(recipient),
-    }

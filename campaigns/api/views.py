@@ -3,8 +3,9 @@
 from rest_framework.decorators import action
 
 from campaigns import services
-from campaigns.api.serializers import CampaignInputSerializer, campaign_data, recipient_data
+from campaigns.api.serializers import CampaignInputSerializer
 from campaigns.models import Campaign
+from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaign_recipients, campaigns_with_counts
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result

@@ -1,7 +1,8 @@
 from canned_replies import services
 from canned_replies.api.filters import CannedReplyFilter
-from canned_replies.api.serializers import CannedReplyInputSerializer, canned_reply_data
+from canned_replies.api.serializers import CannedReplyInputSerializer
 from canned_replies.models import CannedReply
+from canned_replies.representations import canned_reply_data
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 

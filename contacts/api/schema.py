@@ -29,7 +29,7 @@ from messaging_project.api.schema import (
 
 
 class ContactRecordSerializer(RecordSerializer):
-    """A contact as `contacts.api.serializers.contact_data` writes it."""
+    """A contact as `contacts.representations.contact_data` writes it."""
 
     first_name = text(null=True)
     last_name = text(null=True)

@@ -1,14 +1,13 @@
-"""Contacts and groups on the wire: input validation and the api.md output shapes."""
+"""Contacts and groups on the wire: input validation (the output shapes are in
+contacts/representations.py)."""
 
 from typing import Any
 
 from rest_framework import serializers
 
-from contacts.models import Contact, ContactGroup
-from contacts.services import INVALID_GROUP, full_address
+from contacts.models import ContactGroup
+from contacts.services import INVALID_GROUP
 from messaging_project.api.fields import PhoneNumberField, StrictBooleanField, StrictCharField
-from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
-from messaging_project.core.phones import formatted_phone
 
 
 def optional_text(**kwargs) -> StrictCharField:
@@ -64,43 +63,3 @@ class ContactInputSerializer(serializers.Serializer):
 
 class ContactGroupInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=255)
-
-
-def contact_data(contact: Contact) -> dict[str, Any]:
-    return {
-        "id": contact.id,
-        "uuid": str(contact.uuid),
-        "organization_id": contact.organization_id,
-        "first_name": contact.first_name,
-        "last_name": contact.last_name,
-        "phone": contact.phone,
-        "email": contact.email,
-        "avatar": contact.avatar,
-        "address": json_text(full_address(contact.address)),  # jsonb does not keep key order
-        "contact_group_id": contact.contact_group_id,
-        "is_favorite": int(contact.is_favorite),
-        "opted_out": int(contact.opted_out),
-        # The business-scoped user id WhatsApp gave (docs/webhooks.md); for a user whose
-        # number WhatsApp withholds, the one thing that tells the contact apart.
-        "user_id": contact.user_id,
-        "created_by": contact.created_by,
-        "created_at": laravel_datetime(contact.created_at),
-        "updated_at": laravel_datetime(contact.updated_at),
-        "deleted_at": laravel_datetime(contact.deleted_at),
-        "full_name": contact.full_name,
-        # Appended by the original product to every contact: the number for people.
-        "formatted_phone_number": formatted_phone(contact.phone),
-    }
-
-
-def contact_group_data(group: ContactGroup) -> dict[str, Any]:
-    return {
-        "id": group.id,
-        "uuid": str(group.uuid),
-        "organization_id": group.organization_id,
-        "name": group.name,
-        "created_by": group.created_by,
-        "created_at": iso_datetime(group.created_at),
-        "updated_at": iso_datetime(group.updated_at),
-        "deleted_at": iso_datetime(group.deleted_at),
-    }

@@ -1,13 +1,9 @@
 from contacts import services
 from contacts.api.filters import ContactFilter, ContactGroupFilter
 from contacts.api.pagination import ContactPagination
-from contacts.api.serializers import (
-    ContactGroupInputSerializer,
-    ContactInputSerializer,
-    contact_data,
-    contact_group_data,
-)
+from contacts.api.serializers import ContactGroupInputSerializer, ContactInputSerializer
 from contacts.models import Contact, ContactGroup
+from contacts.representations import contact_data, contact_group_data
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 

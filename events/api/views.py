@@ -3,13 +3,9 @@
 from rest_framework.decorators import action
 
 from events import selectors, services
-from events.api.serializers import (
-    EndpointEditSerializer,
-    EndpointInputSerializer,
-    delivery_data,
-    endpoint_data,
-)
+from events.api.serializers import EndpointEditSerializer, EndpointInputSerializer
 from events.models import Endpoint
+from events.representations import delivery_data, endpoint_data
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 

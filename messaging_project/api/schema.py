@@ -1,14 +1,15 @@
 """The OpenAPI description's shared, app-free parts (served at /api/schema, shown at /api/docs).
 
-The views build their output with plain functions (`contact_data`, `chat_data`, ...),
-so the shapes they return are described by schema-only serializers, one per shape, and
-attached to the views with drf-spectacular view extensions. The views themselves carry
+The views build their output with plain functions (each app's representations.py:
+`contact_data`, `chat_data`, ...), so the shapes they return are described by
+schema-only serializers, one per shape, and attached to the views with drf-spectacular
+view extensions. The views themselves carry
 no documentation. Each app describes its own shapes and views in its `api/schema.py`,
 imported by its AppConfig.ready() so that the extensions exist whenever a schema is
 generated; tests beside each app check that a data function's keys are the documented
 fields. This module holds what they share: the error envelopes, the write result, the
 Laravel page and detail wrappers, the field helpers, the errors and headers of every
-operation, the bearer-token scheme, and `/api/me`, whose view lives in this base. It
+operation, the bearer-token scheme, and `/api/me`, whose view lives in this layer. It
 imports no app (the apps build on it); messaging_project/urls.py imports it.
 
 A test (tests/hardening/test_fuzzing.py) checks with schemathesis that every response

@@ -46,7 +46,7 @@ from sending.models import ChatStatus, ChatType
 
 
 class ChatMediaRecordSerializer(serializers.Serializer):
-    """`sending.api.serializers.media_data`: an inbound chat's media."""
+    """`sending.representations.media_data`: an inbound chat's media."""
 
     type = text("image, audio, video, document or sticker")
     status = text(
@@ -74,7 +74,7 @@ class TemplateChatRecordSerializer(RecordSerializer):
 
 
 class SentChatRecordSerializer(TemplateChatRecordSerializer):
-    """The chat in a send's answer (`sending.api.serializers.chat_data`)."""
+    """The chat in a send's answer (`sending.representations.chat_data`)."""
 
     deleted_by = integer(null=True)
     deleted_at = text(LARAVEL_DATETIME, null=True)

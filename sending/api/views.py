@@ -20,15 +20,12 @@ from sending.api.serializers import (
     SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
-    chat_data,
-    chat_record,
-    status_history,
-    template_data,
 )
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
 from sending.media import download_name
 from sending.models import Chat, MediaState, MessageTemplate
+from sending.representations import chat_data, chat_detail, chat_record, template_data
 
 # The contract's status for each way the channel can fail (contract.md, section 1).
 CHANNEL_STATUS = {
@@ -202,7 +199,7 @@ class ChatViewSet(OrganizationViewSet):
     def retrieve(self, request, *args, **kwargs):
         """One chat, with the history of its status updates from the webhook."""
         chat = self.get_object()
-        return Response({"data": {**chat_record(chat), "statuses": status_history(chat)}})
+        return Response({"data": chat_detail(chat)})
 
 
 class MessageTemplateViewSet(OrganizationViewSet):

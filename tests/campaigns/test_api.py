@@ -12,8 +12,8 @@ from campaigns.api.schema import (
     RecipientPage,
     RecipientRecordSerializer,
 )
-from campaigns.api.serializers import campaign_data, recipient_data
 from campaigns.models import Campaign, Recipient
+from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaigns_with_counts
 from sending.models import MessageTemplate
 from tests.background import run_tasks

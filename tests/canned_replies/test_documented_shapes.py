@@ -9,7 +9,7 @@ from canned_replies.api.schema import (
     CannedReplyPage,
     CannedReplyRecordSerializer,
 )
-from canned_replies.api.serializers import canned_reply_data
+from canned_replies.representations import canned_reply_data
 from tests.factories import CannedReplyFactory
 from tests.shapes import assert_documented
 

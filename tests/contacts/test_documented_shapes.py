@@ -12,7 +12,7 @@ from contacts.api.schema import (
     ContactPage,
     ContactRecordSerializer,
 )
-from contacts.api.serializers import contact_data, contact_group_data
+from contacts.representations import contact_data, contact_group_data
 from tests.factories import ContactFactory, ContactGroupFactory
 from tests.shapes import assert_documented
 

@@ -18,8 +18,8 @@ from sending.api.schema import (
     TemplateRecordSerializer,
     TemplateSendResponseSerializer,
 )
-from sending.api.serializers import chat_data, chat_record, template_data
 from sending.models import ChatStatusEvent
+from sending.representations import chat_data, chat_record, template_data
 from tests.sending.factories import ChatFactory, MessageTemplateFactory
 from tests.shapes import assert_documented
 

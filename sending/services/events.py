@@ -12,15 +12,7 @@ from django.db.models import QuerySet
 from events.models import Event
 from events.services import Listener, emit_events, subscribed_endpoints
 from sending.models import Chat
-
-
-def chat_event_data(chat: Chat, *, new: bool = False) -> dict:
-    """The chat as `GET /api/chats/{uuid}` shows it. A chat just recorded has no status
-    history yet; otherwise its `status_events` are expected prefetched."""
-    # Imported here: the API's shapes are built on the services that emit.
-    from sending.api.serializers import chat_record, status_history
-
-    return {**chat_record(chat), "statuses": [] if new else status_history(chat)}
+from sending.representations import chat_detail
 
 
 def emit_chat(event: str, chat: Chat) -> None:
@@ -28,7 +20,7 @@ def emit_chat(event: str, chat: Chat) -> None:
     emit_events(
         organization_id=chat.organization_id,
         event=event,
-        data=lambda: [chat_event_data(chat, new=True)],
+        data=lambda: [chat_detail(chat, new=True)],
     )
 
 
@@ -38,7 +30,7 @@ def emit_chats(event: str, chats: list[Chat]) -> None:
         emit_events(
             organization_id=chats[0].organization_id,
             event=event,
-            data=lambda: [chat_event_data(chat, new=True) for chat in chats],
+            data=lambda: [chat_detail(chat, new=True) for chat in chats],
         )
 
 
@@ -79,6 +71,6 @@ def emit_status_updates(chat_ids: Iterable[int], listeners: list[Listener]) -> N
     emit_events(
         organization_id=chats[0].organization_id,
         event=Event.MESSAGE_STATUS_UPDATE,
-        data=lambda: [chat_event_data(chat) for chat in chats],
+        data=lambda: [chat_detail(chat) for chat in chats],
         endpoints=listeners,
     )

@@ -1,0 +1,68 @@
+"""Contacts and groups as the API lists them (api.md's shapes), for the API, the
+events and the admin alike."""
+
+from datetime import datetime
+from typing import Any
+
+from contacts.models import Contact, ContactGroup
+from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
+from messaging_project.core.phones import formatted_phone
+
+ADDRESS_KEYS = ("street", "city", "state", "zip", "country")
+
+
+def full_address(address: dict[str, Any] | None) -> dict[str, Any] | None:
+    """All five keys, each a string or null, in the documented order."""
+    if address is None:
+        return None
+    return {key: address.get(key) for key in ADDRESS_KEYS}
+
+
+def contact_data(contact: Contact) -> dict[str, Any]:
+    return {
+        "id": contact.id,
+        "uuid": str(contact.uuid),
+        "organization_id": contact.organization_id,
+        "first_name": contact.first_name,
+        "last_name": contact.last_name,
+        "phone": contact.phone,
+        "email": contact.email,
+        "avatar": contact.avatar,
+        "address": json_text(full_address(contact.address)),  # jsonb does not keep key order
+        "contact_group_id": contact.contact_group_id,
+        "is_favorite": int(contact.is_favorite),
+        "opted_out": int(contact.opted_out),
+        # The business-scoped user id WhatsApp gave (docs/webhooks.md); for a user whose
+        # number WhatsApp withholds, the one thing that tells the contact apart.
+        "user_id": contact.user_id,
+        "created_by": contact.created_by,
+        "created_at": laravel_datetime(contact.created_at),
+        "updated_at": laravel_datetime(contact.updated_at),
+        "deleted_at": laravel_datetime(contact.deleted_at),
+        "full_name": contact.full_name,
+        # Appended by the original product to every contact: the number for people.
+        "formatted_phone_number": formatted_phone(contact.phone),
+    }
+
+
+def contact_group_data(group: ContactGroup) -> dict[str, Any]:
+    return {
+        "id": group.id,
+        "uuid": str(group.uuid),
+        "organization_id": group.organization_id,
+        "name": group.name,
+        "created_by": group.created_by,
+        "created_at": iso_datetime(group.created_at),
+        "updated_at": iso_datetime(group.updated_at),
+        "deleted_at": iso_datetime(group.deleted_at),
+    }
+
+
+def deleted_contact_data(contact: Contact, deleted_at: datetime) -> dict[str, Any]:
+    """What a contact.deleted event carries: the contact's uuid and when it went."""
+    return {"uuid": str(contact.uuid), "deleted_at": laravel_datetime(deleted_at)}
+
+
+def deleted_group_data(group: ContactGroup, deleted_at: datetime) -> dict[str, Any]:
+    """What a group.deleted event carries, in the groups' own date style."""
+    return {"uuid": str(group.uuid), "deleted_at": iso_datetime(deleted_at)}
