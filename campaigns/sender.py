@@ -32,7 +32,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -43,23 +42,12 @@ from django.utils import timezone
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
-from campaigns.services import OPTED_OUT, complete_if_done
+from campaigns.recipients import OPTED_OUT, complete_if_done
 from contacts.models import Contact
 from contacts.services import contacts_for_phones, set_opted_out
-from messaging_project.core.metrics import count_send
 from messaging_project.worker.models import WorkerHeartbeat
-from sending.gateway import ChannelNotConfigured, Gateway, GatewayError, gateway_for
-from sending.models import ChatStatus
-from sending.services import SendFailed, SendNotRecorded, synced_template
-from sending.services.payloads import addressed, template_payload
-from sending.services.send import (
-    accepted_chat,
-    failed_on_arrival,
-    record_accepted,
-    record_failure,
-    template_metadata,
-)
-from sending.tasks import outcome_unknown  # the auto-replies' rule: no answer is unknown
+from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.services import Outcome, TemplateSend, prepare_template_send, record_answers
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +72,7 @@ class Sender:
 
     campaign: Campaign
     worker_id: str
-    gateway: Gateway | None = None
-    metadata: dict[str, Any] | None = None
+    template_send: TemplateSend | None = None
     problem: str = ""  # why nothing can be sent (the channel or the template), if so
 
     @property
@@ -96,9 +83,9 @@ class Sender:
         """The channel and what each chat keeps, once per sender rather than per message
         (a template changed since the campaign was created fails every send alike)."""
         try:
-            self.gateway = gateway_for(self.organization)
-            known = synced_template(self.organization, self.campaign.template)
-            self.metadata = template_metadata(self.campaign.template, known)
+            self.template_send = prepare_template_send(
+                organization=self.organization, template=self.campaign.template
+            )
         except ChannelNotConfigured as error:
             self.problem = error.detail
         except ValidationError as error:
@@ -128,8 +115,9 @@ def batch_size(rate: int) -> int:
     return max(1, math.ceil(rate * TICK))
 
 
-def run_campaign(*, campaign_id: int, worker_id: str) -> str:
-    """One sender task's work on a campaign; the campaign's status when it ends."""
+def run_campaign(*, campaign_id: int, worker_id: str, next_sender: Callable[[], object]) -> str:
+    """One sender task's work on a campaign; the campaign's status when it ends.
+    `next_sender()` enqueues the sender task that takes over the rest."""
     campaign = Campaign.objects.select_related("organization").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
@@ -138,25 +126,23 @@ def run_campaign(*, campaign_id: int, worker_id: str) -> str:
         campaign=campaign,
         worker_id=worker_id,
         until=time.monotonic() + SLICE_SECONDS,
-        hand_over=lambda: hand_over(campaign_id),
+        hand_over=lambda: hand_over(campaign_id, next_sender),
     )
     # Recipients released meanwhile (throttled, or a fault before the channel) go again.
-    if handed_over or hand_over(campaign_id):
+    if handed_over or hand_over(campaign_id, next_sender):
         return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
 
 
-def hand_over(campaign_id: int) -> bool:
+def hand_over(campaign_id: int, next_sender: Callable[[], object]) -> bool:
     """At the end of a slice, the rest to a new sender task (any worker's), enqueued
     while this one still finishes its sends under way, so the pace has no gap. A crash
     before this one ends runs it again too: one more sender, and claims keep them apart."""
     if not still_pending(campaign_id):
         return False
-    from campaigns.tasks import send_campaign
-
-    send_campaign.enqueue(campaign_id)
+    next_sender()
     return True
 
 
@@ -261,22 +247,17 @@ def dispatch(
     sends = []
     for recipient, turn in zip(going, turns, strict=True):
         contact = contacts[recipient.phone]
-        payload = addressed(
-            template_payload(phone=contact.phone, template=sender.campaign.template),
-            phone=contact.phone,
-            user_id=contact.user_id,
-        )
         left = threading.Event()
         future = pool.submit(
-            call_channel, sender.gateway, payload, turn, organization.pk, rate, left
+            call_channel, sender.template_send, contact, turn, organization.pk, rate, left
         )
         sends.append(Send(recipient=recipient, contact=contact, future=future, left=left))
     return sends, turns[-1]
 
 
 def call_channel(
-    gateway: Gateway,
-    payload: dict,
+    template_send: TemplateSend,
+    contact: Contact,
     turn: datetime,
     organization_id: int,
     rate: int,
@@ -286,9 +267,7 @@ def call_channel(
     departure = leave_at(turn, organization_id=organization_id, rate=rate)
     left.set()
     try:
-        return gateway.send_message(payload, on_written=lambda: GATE.written(departure))
-    except GatewayError as error:
-        return error
+        return template_send.call(contact, on_written=lambda: GATE.written(departure))
     finally:
         GATE.settle(departure)
 
@@ -300,10 +279,10 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
         (done if send.future.done() else waiting).append(send)
     if not done:
         return waiting
-    accepted: list[tuple[Send, Any]] = []
+    answered: list[Send] = []
     for send in done:
         try:
-            answer = send.future.result()
+            send.future.result()
         except Exception as error:  # a fault of ours, around the call
             if send.left.is_set():
                 logger.exception("Campaign recipient %s: the outcome is unknown", send.recipient.pk)
@@ -314,58 +293,39 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
                 )
                 finish(send.recipient, RecipientStatus.PENDING, error=str(error)[:1000])
             continue
-        if isinstance(answer, GatewayError):
-            count_send(str(answer.kind), answer.http_status)
-            refused(sender, send, answer)
-            continue
-        message = answer["messages"][0]
-        if message.get("message_status") == ChatStatus.FAILED:
-            count_send("failed", 200)
-            refused(sender, send, failed_on_arrival(message["id"]), wam_id=message["id"])
-            continue
-        chat = accepted_chat(
-            organization=sender.organization,
-            contact=send.contact,
-            metadata=sender.metadata,
-            message=message,
-        )
-        accepted.append((send, chat))
-    record_sent(sender, accepted)
-    return waiting
-
-
-def record_sent(sender: Sender, accepted: list[tuple[Send, Any]]) -> None:
-    """The accepted sends' chats in one insert, their recipients `sent` in one update."""
-    if not accepted:
-        return
-    try:
-        chats = record_accepted([chat for _, chat in accepted])
-    except SendNotRecorded:
-        for send, chat in accepted:
+        answered.append(send)
+    outcomes = record_answers(
+        sender.template_send, [(send.contact, send.future.result()) for send in answered]
+    )
+    sent: list[Recipient] = []
+    for send, outcome in zip(answered, outcomes, strict=True):
+        if not outcome.accepted:
+            failed(sender, send.recipient, outcome)
+        elif outcome.chat is None:
             logger.error(
                 "Campaign %s, recipient %s: sent (message id %s) but not recorded",
                 sender.campaign.uuid,
                 send.recipient.pk,
-                chat.wam_id,
+                outcome.wam_id,
             )
             finish(
                 send.recipient, RecipientStatus.UNKNOWN, error="The outcome could not be recorded."
             )
-        return
-    sent = []
-    for (send, _), chat in zip(accepted, chats, strict=True):
-        if isinstance(chat, SendFailed):
-            failed(
-                sender, send.recipient, chat.error, chat_id=chat.chat.pk, contact_id=send.contact.pk
-            )
-            continue
-        recipient = send.recipient
-        recipient.status, recipient.error = RecipientStatus.SENT, ""
-        recipient.chat_id, recipient.contact_id = chat.pk, send.contact.pk
-        sent.append(recipient)
-    # Conditional on each claim still being this sender's (or marked unknown meanwhile by
-    # a sender that thought this worker dead: the owner knows better). A batch's claims
-    # share one moment.
+        else:
+            recipient = send.recipient
+            recipient.status, recipient.error = RecipientStatus.SENT, ""
+            recipient.chat_id, recipient.contact_id = outcome.chat.pk, send.contact.pk
+            sent.append(recipient)
+    record_sent(sent)
+    return waiting
+
+
+def record_sent(sent: list[Recipient]) -> None:
+    """The accepted sends' recipients `sent`, in one update per batch.
+
+    Conditional on each claim still being this sender's (or marked unknown meanwhile by
+    a sender that thought this worker dead: the owner knows better). A batch's claims
+    share one moment."""
     for claimed_at in {recipient.claimed_at for recipient in sent}:
         Recipient.objects.filter(
             status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN], claimed_at=claimed_at
@@ -375,25 +335,14 @@ def record_sent(sender: Sender, accepted: list[tuple[Send, Any]]) -> None:
         )
 
 
-def refused(sender: Sender, send: Send, error: GatewayError, *, wam_id: str | None = None) -> None:
-    """A send the channel did not accept (or whose answer never came): its failed chat."""
-    chat = record_failure(
-        organization=sender.organization,
-        contact=send.contact,
-        metadata=sender.metadata,
-        error=error,
-        wam_id=wam_id,
-    )
-    failed(sender, send.recipient, error, chat_id=chat.pk, contact_id=send.contact.pk)
-
-
-def failed(
-    sender: Sender, recipient: Recipient, error: GatewayError, *, chat_id: int, contact_id: int
-) -> None:
+def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
+    """A send the channel did not accept (or whose answer never came), its failed chat
+    recorded: the recipient's end, or its next try when Graph only throttled it."""
+    error, chat_id, contact_id = outcome.error, outcome.chat.pk, outcome.contact.pk
     described = f"{error.message}" + (f" (code {error.code})" if error.code else "")
     if error.code == OPTED_OUT_CODE:
         set_opted_out(contact_id=contact_id, opted_out=True)
-    if outcome_unknown(error):
+    if error.may_have_been_sent:
         logger.error(
             "Campaign %s, recipient %s: no answer from WhatsApp (%s); not sent again",
             sender.campaign.uuid,

@@ -1,8 +1,8 @@
-"""Writes to campaigns: create (and start, or schedule), start, cancel.
+"""Writes to campaigns: create (and start, or schedule), cancel.
 
-The API, the admin and the tasks come through here. A campaign's recipients are fixed
-when it starts, one row each, in the same transaction that marks it running and enqueues
-its sender tasks (campaigns/tasks.py, campaigns/sender.py).
+The API and the admin come through here. A campaign's recipients are fixed when it
+starts, one row each, in the same transaction that marks it running and enqueues its
+sender tasks (campaigns/tasks.py, campaigns/sender.py).
 """
 
 import logging
@@ -16,16 +16,13 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
-from campaigns.pacing import ensure_pace
-from contacts.models import Contact, ContactGroup
-from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from campaigns.tasks import start_campaign, start_scheduled_campaign
+from contacts.models import ContactGroup
+from sending.services import check_template
 
 logger = logging.getLogger(__name__)
 
-OPTED_OUT = "The contact opted out of campaigns."
 CANCELLED = "The campaign was cancelled before this recipient's turn."
-# Looked up in chunks: SQLite limits the parameters of one statement.
-CHUNK = 500
 
 
 def create_campaign(
@@ -39,9 +36,10 @@ def create_campaign(
     rate: int | None = None,
     created_by: int = 0,
 ) -> Campaign:
-    """A campaign, started now (its recipients fixed) or scheduled for `scheduled_at`."""
-    from campaigns.tasks import start_scheduled_campaign
-
+    """A campaign, started now (its recipients fixed) or scheduled for `scheduled_at`.
+    A template the organization has synced is checked first: the parameter count it
+    takes (a ValidationError naming template.components)."""
+    check_template(organization=organization, template=template)
     with transaction.atomic():
         campaign = Campaign.objects.create(
             organization=organization,
@@ -60,114 +58,6 @@ def create_campaign(
             # The worker runs it when due (its run_after), whichever worker is up then.
             start_scheduled_campaign.using(run_after=scheduled_at).enqueue(campaign.pk)
     return campaign
-
-
-def start_campaign(*, campaign_id: int) -> bool:
-    """Fix the recipients of a scheduled campaign and start sending; False when it is not
-    scheduled (started already, or cancelled)."""
-    from campaigns.tasks import send_campaign
-
-    with transaction.atomic():
-        campaign = (
-            Campaign.objects.live()
-            .select_for_update()
-            .filter(pk=campaign_id, status=CampaignStatus.SCHEDULED)
-            .first()
-        )
-        if campaign is None:
-            return False
-        recipients = fixed_recipients(campaign)
-        Recipient.objects.bulk_create(recipients, batch_size=1000)
-        now = timezone.now()
-        campaign.status = CampaignStatus.RUNNING
-        campaign.started_at = now
-        if not any(r.status == RecipientStatus.PENDING for r in recipients):
-            campaign.status = CampaignStatus.COMPLETED
-            campaign.finished_at = now
-        campaign.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
-        if campaign.status == CampaignStatus.RUNNING:
-            ensure_pace(organization_id=campaign.organization_id)
-            for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
-                send_campaign.enqueue(campaign.pk)
-    logger.info("Campaign %s started with %s recipients", campaign.uuid, len(recipients))
-    return True
-
-
-def fixed_recipients(campaign: Campaign) -> list[Recipient]:
-    """One unsaved row per distinct number: the group's live contacts, or the list's
-    numbers (one that is not a number is failed, the rest go on); opted-out contacts
-    are skipped."""
-    if campaign.phones is None:
-        group_id = campaign.contact_group_id
-        contacts = (
-            Contact.objects.live()
-            .filter(organization_id=campaign.organization_id, contact_group_id=group_id)
-            .order_by("id")
-            .values_list("id", "phone", "opted_out")
-            if group_id is not None
-            else []
-        )
-        return [
-            recipient(campaign, phone, contact_id=pk, opted_out=opted_out)
-            for pk, phone, opted_out in contacts
-        ]
-    recipients: dict[str, Recipient] = {}
-    for raw in campaign.phones:
-        try:
-            phone = normalize_phone(raw)
-        except InvalidPhoneNumber as error:
-            key = raw[:64]
-            recipients.setdefault(
-                f"invalid:{key}",
-                Recipient(
-                    campaign=campaign, phone=key, status=RecipientStatus.FAILED, error=str(error)
-                ),
-            )
-            continue
-        recipients.setdefault(phone, recipient(campaign, phone))
-    numbers = [phone for phone in recipients if not phone.startswith("invalid:")]
-    for start in range(0, len(numbers), CHUNK):
-        known = Contact.objects.live().filter(
-            organization_id=campaign.organization_id, phone__in=numbers[start : start + CHUNK]
-        )
-        for pk, phone, opted_out in known.values_list("id", "phone", "opted_out"):
-            recipients[phone] = recipient(campaign, phone, contact_id=pk, opted_out=opted_out)
-    return list(recipients.values())
-
-
-def recipient(
-    campaign: Campaign, phone: str, *, contact_id: int | None = None, opted_out: bool = False
-) -> Recipient:
-    if opted_out:
-        return Recipient(
-            campaign=campaign,
-            phone=phone,
-            contact_id=contact_id,
-            status=RecipientStatus.SKIPPED,
-            error=OPTED_OUT,
-        )
-    return Recipient(campaign=campaign, phone=phone, contact_id=contact_id)
-
-
-def complete_if_done(*, campaign_id: int) -> bool:
-    """Mark a running campaign completed once no recipient waits or is being sent."""
-    unfinished = Recipient.objects.filter(
-        campaign_id=campaign_id, status__in=[RecipientStatus.PENDING, RecipientStatus.SENDING]
-    )
-    with transaction.atomic():
-        campaign = (
-            Campaign.objects.select_for_update()
-            .filter(pk=campaign_id, status=CampaignStatus.RUNNING)
-            .first()
-        )
-        if campaign is None or unfinished.exists():
-            return False
-        now = timezone.now()
-        Campaign.objects.filter(pk=campaign_id).update(
-            status=CampaignStatus.COMPLETED, finished_at=now, updated_at=now
-        )
-    logger.info("Campaign %s completed", campaign.uuid)
-    return True
 
 
 def cancel_campaign(*, campaign: Campaign) -> None:
@@ -205,36 +95,3 @@ def wait_for_sends_under_way(*, campaign_id: int) -> None:
         ).exists():
             return
         time.sleep(0.05)
-
-
-SENDER_TASK = "campaigns.tasks.send_campaign"
-
-
-def resume_stalled_campaigns() -> int:
-    """A sender task for each running campaign that has none waiting or running."""
-    from django_tasks_db.models import DBTaskResult
-
-    from campaigns.tasks import send_campaign
-
-    resumed = 0
-    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING).values_list(
-        "pk", flat=True
-    ):
-        with transaction.atomic():
-            # Locked, so that two workers' schedulers resume it once.
-            if not (
-                Campaign.objects.select_for_update()
-                .filter(pk=campaign_id, status=CampaignStatus.RUNNING)
-                .exists()
-            ):
-                continue
-            senders = DBTaskResult.objects.filter(
-                task_path=SENDER_TASK,
-                status__in=["READY", "RUNNING"],
-                args_kwargs__args__0=campaign_id,
-            )
-            if not senders.exists():
-                send_campaign.enqueue(campaign_id)
-                resumed += 1
-                logger.warning("Campaign %s had no sender left; one more started", campaign_id)
-    return resumed

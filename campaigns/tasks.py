@@ -1,33 +1,46 @@
-"""Campaigns' background tasks: a scheduled campaign's start, and its senders.
+"""Campaigns' background work: starting a campaign (now, or by a worker at its
+`scheduled_at`), its sender tasks, and the minutely look for campaigns left without one.
 
-Both are idempotent: starting is conditional on the campaign still being scheduled, and
-a sender only sends what it claims (campaigns/sender.py), so a task run twice, or two
-senders at once, send each recipient at most once.
+Every step is idempotent: starting is conditional on the campaign still being scheduled,
+and a sender only sends what it claims (campaigns/sender.py), so a task run twice, or
+two senders at once, send each recipient at most once.
 """
 
+import logging
 from datetime import timedelta
 
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
 from django_tasks import task
+from django_tasks_db.models import DBTaskResult
 
+from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+from campaigns.pacing import ensure_pace
+from campaigns.recipients import fixed_recipients
+from campaigns.sender import run_campaign
 from messaging_project.worker.schedule import every
+
+logger = logging.getLogger(__name__)
+
+
+@task(takes_context=True)
+def send_campaign(context, campaign_id: int) -> str:
+    """Send the campaign's pending recipients at its pace; its status when done. A slice
+    of the work: the rest is handed to the next sender task, enqueued here."""
+    worker_ids = context.task_result.worker_ids
+    worker_id = worker_ids[-1] if worker_ids else "inline"
+    return run_campaign(
+        campaign_id=campaign_id,
+        worker_id=worker_id,
+        next_sender=lambda: send_campaign.enqueue(campaign_id),
+    )
 
 
 @task()
 def start_scheduled_campaign(campaign_id: int) -> bool:
     """Fix the recipients and start sending, at the campaign's `scheduled_at`."""
-    from campaigns.services import start_campaign
-
     return start_campaign(campaign_id=campaign_id)
-
-
-@task(takes_context=True)
-def send_campaign(context, campaign_id: int) -> str:
-    """Send the campaign's pending recipients at its pace; its status when done."""
-    from campaigns.sender import run_campaign
-
-    worker_ids = context.task_result.worker_ids
-    worker_id = worker_ids[-1] if worker_ids else "inline"
-    return run_campaign(campaign_id=campaign_id, worker_id=worker_id)
 
 
 @every(timedelta(minutes=1))
@@ -35,6 +48,59 @@ def send_campaign(context, campaign_id: int) -> str:
 def resume_campaigns() -> int:
     """Running campaigns that no sender task is left for (every one failed): a new one
     each, which sends the rest and marks dead workers' claims unknown. How many."""
-    from campaigns.services import resume_stalled_campaigns
-
     return resume_stalled_campaigns()
+
+
+def start_campaign(*, campaign_id: int) -> bool:
+    """Fix the recipients of a scheduled campaign and start sending; False when it is not
+    scheduled (started already, or cancelled)."""
+    with transaction.atomic():
+        campaign = (
+            Campaign.objects.live()
+            .select_for_update()
+            .filter(pk=campaign_id, status=CampaignStatus.SCHEDULED)
+            .first()
+        )
+        if campaign is None:
+            return False
+        recipients = fixed_recipients(campaign)
+        Recipient.objects.bulk_create(recipients, batch_size=1000)
+        now = timezone.now()
+        campaign.status = CampaignStatus.RUNNING
+        campaign.started_at = now
+        if not any(r.status == RecipientStatus.PENDING for r in recipients):
+            campaign.status = CampaignStatus.COMPLETED
+            campaign.finished_at = now
+        campaign.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
+        if campaign.status == CampaignStatus.RUNNING:
+            ensure_pace(organization_id=campaign.organization_id)
+            for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
+                send_campaign.enqueue(campaign.pk)
+    logger.info("Campaign %s started with %s recipients", campaign.uuid, len(recipients))
+    return True
+
+
+def resume_stalled_campaigns() -> int:
+    """A sender task for each running campaign that has none waiting or running."""
+    resumed = 0
+    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            # Locked, so that two workers' schedulers resume it once.
+            if not (
+                Campaign.objects.select_for_update()
+                .filter(pk=campaign_id, status=CampaignStatus.RUNNING)
+                .exists()
+            ):
+                continue
+            senders = DBTaskResult.objects.filter(
+                task_path=send_campaign.module_path,
+                status__in=["READY", "RUNNING"],
+                args_kwargs__args__0=campaign_id,
+            )
+            if not senders.exists():
+                send_campaign.enqueue(campaign_id)
+                resumed += 1
+                logger.warning("Campaign %s had no sender left; one more started", campaign_id)
+    return resumed

@@ -11,7 +11,6 @@ import messaging_project.api.schema  # noqa: F401  (registers the schema's view 
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
-from sending.webhooks import whatsapp_webhook
 
 api_patterns = [
     path("me", WhoAmIView.as_view(), name="me"),
@@ -42,7 +41,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
-    path("webhooks/whatsapp/<uuid:organization_uuid>", whatsapp_webhook, name="whatsapp-webhook"),
+    path("webhooks/", include("sending.api.webhook_urls")),
     re_path(r"^webhooks/", not_found),
 ]
 

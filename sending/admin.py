@@ -28,8 +28,8 @@ from accounts.models import Organization
 from messaging_project.core.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.media import download_name
 from sending.models import AutoReply, Channel, ChannelKind, Chat, MediaState, MessageTemplate
+from sending.services.media import download_name
 
 
 def pretty_json(value) -> str:

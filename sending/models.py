@@ -244,7 +244,7 @@ class ChatMedia(models.Model):
     """The file of an inbound image, audio, video, document or sticker, and its download.
 
     Created with the inbound chat, in the webhook's transaction, together with the task
-    that fetches it from the channel into Django's storage (sending/media.py,
+    that fetches it from the channel into Django's storage (sending/services/media.py,
     sending/tasks.py). `media_id` is WhatsApp's id for it; `sha256` and `mime_type` what
     the webhook said; `file` the stored copy once it is `available`.
     """

@@ -27,10 +27,10 @@ from canned_replies.models import CannedReply
 from contacts.models import Contact
 from messaging_project.core import rows
 from messaging_project.worker.retries import retry_later
-from sending import media as inbound_media
-from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
+from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.models import AutoReply, AutoReplyState, Channel, Chat, ChatMedia, MediaState
 from sending.services import SendFailed, send_media, send_message
+from sending.services import media as inbound_media
 
 logger = logging.getLogger(__name__)
 
@@ -174,20 +174,11 @@ def not_claimed(auto_reply_id: int) -> str:
     return state or "gone"  # gone: the inbound chat was deleted meanwhile
 
 
-def outcome_unknown(error: GatewayError) -> bool:
-    """Whether WhatsApp may have sent the message although the send failed: no answer came
-    (a read timeout, a connection dropped mid-request). Only a refused connection is known
-    not to have reached it."""
-    if error.http_status is not None:  # Graph answered: it did not accept the message
-        return False
-    return error.kind == FailureKind.TIMEOUT or error.details != "ConnectionRefusedError"
-
-
 def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
     """A send the channel did not accept: try again later if that could help, unless the
     message may have gone out (then it is `unknown`, not sent a second time)."""
     described = f"{error.kind}: {error.message}" + (f" (code {error.code})" if error.code else "")
-    if outcome_unknown(error):
+    if error.may_have_been_sent:
         logger.error(
             "Auto-reply %s: no answer from WhatsApp (%s); it may or may not have been "
             "delivered, so it is not sent again",

@@ -9,8 +9,6 @@ from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaign_recipients, campaigns_with_counts
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
-from sending.models import MessageTemplate
-from sending.services.templates import check_parameter_count
 
 
 class CampaignViewSet(OrganizationViewSet):
@@ -27,7 +25,6 @@ class CampaignViewSet(OrganizationViewSet):
     @idempotent
     def create(self, request):
         data = self.validated_input()
-        check_known_template(self.organization, data["template"])
         campaign = services.create_campaign(organization=self.organization, **data)
         return write_result(campaign)
 
@@ -42,17 +39,3 @@ class CampaignViewSet(OrganizationViewSet):
         campaign = self.get_object()
         services.cancel_campaign(campaign=campaign)
         return write_result(campaign)
-
-
-def check_known_template(organization, template) -> None:
-    """The parameter count, against the organization's synced template when known (a
-    ValidationError naming template.components), before the campaign is stored."""
-    known = (
-        MessageTemplate.objects.live()
-        .filter(
-            organization=organization, name=template["name"], language=template["language"]["code"]
-        )
-        .first()
-    )
-    if known is not None:
-        check_parameter_count(known, template.get("components") or [])

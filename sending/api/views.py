@@ -23,9 +23,9 @@ from sending.api.serializers import (
 )
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
-from sending.media import download_name
 from sending.models import Chat, MediaState, MessageTemplate
 from sending.representations import chat_data, chat_detail, chat_record, template_data
+from sending.services.media import download_name
 
 # The contract's status for each way the channel can fail (contract.md, section 1).
 CHANNEL_STATUS = {

@@ -17,8 +17,8 @@ from events.services import event_batch
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.parsers import MALFORMED_BODY, loads
 from messaging_project.core.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
-from sending.inbound import process_webhook
 from sending.models import Channel
+from sending.services.inbound import process_webhook
 
 logger = logging.getLogger(__name__)
 

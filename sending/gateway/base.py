@@ -65,6 +65,15 @@ class GatewayError(Exception):
         self.http_status = http_status
         self.retryable = retryable
 
+    @property
+    def may_have_been_sent(self) -> bool:
+        """Whether WhatsApp may have the message although the send failed: no answer came
+        (a read timeout, a connection dropped mid-request). Only a refused connection is
+        known not to have reached it, and any answer from Graph is a refusal."""
+        if self.http_status is not None:
+            return False
+        return self.kind == FailureKind.TIMEOUT or self.details != "ConnectionRefusedError"
+
 
 class Gateway(Protocol):
     def send_message(

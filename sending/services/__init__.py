@@ -1,33 +1,37 @@
-"""Sending's services: every write of the app, for the API, the admin and the commands.
+"""Sending's services: every write of the app, for the API, the admin, the commands and
+the apps above (campaigns).
 
 - `send`: sending a message and recording its chat (`send_message`, `send_template`,
-  `send_media`);
+  `send_media`); `chats`: the chat recorded exactly once for a channel's answer;
+- `bulk`: one template to many numbers, the channel called from the caller's threads
+  (`prepare_template_send`, `TemplateSend.call`, `record_answers`);
+- `inbound`, `statuses`, `media`, `events`: what the WhatsApp webhook brings in (messages,
+  statuses, media downloads) and the events they emit;
 - `payloads`: the Cloud API's message payloads;
 - `templates`: the templates synced from the channel, and a template send's text;
 - `channel`: the channel settings (`configure_channel`).
 
-The public service functions and their results and errors are exposed here, so that
-callers write `services.send_message(...)`; everything else is imported from its module.
+The public service functions and their results and errors are exposed here: another
+app imports them from `sending.services`, never from the modules behind it.
 """
 
+from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, record_answers
 from sending.services.channel import configure_channel
-from sending.services.send import (
-    SendFailed,
-    SendNotRecorded,
-    SendResult,
-    send_media,
-    send_message,
-    send_template,
-    synced_template,
-)
-from sending.services.templates import SyncResult, sync_templates
+from sending.services.chats import SendFailed, SendNotRecorded
+from sending.services.send import SendResult, send_media, send_message, send_template
+from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
 
 __all__ = [
+    "Outcome",
     "SendFailed",
     "SendNotRecorded",
     "SendResult",
     "SyncResult",
+    "TemplateSend",
+    "check_template",
     "configure_channel",
+    "prepare_template_send",
+    "record_answers",
     "send_media",
     "send_message",
     "send_template",

@@ -8,7 +8,7 @@ logged), never a failure of the whole delivery. Every write is idempotent, so a 
 delivered twice changes nothing the second time:
 
 - a status event is stored once (a unique constraint), and a chat's status only
-  moves forward (sending/statuses.py); a status for a message we have not recorded yet
+  moves forward (sending/services/statuses.py); a status for a message we have not recorded yet
   is kept aside and applied when its chat is recorded;
 - an inbound message is recorded once (the unique constraint on the channel's
   message id), and only its first recording can trigger an auto-reply.
@@ -36,8 +36,7 @@ however slow the channel is. See docs/webhooks.md.
 """
 
 import logging
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -49,12 +48,12 @@ from contacts.services import apply_opt_out_words, contact_for_whatsapp_user, mo
 from events.models import Event
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
-from sending.events import emit_chat
-from sending.gateway.cloud_api import is_message_id
-from sending.media import attach_media
-from sending.models import Channel, Chat, ChatStatus, ChatStatusEvent, ChatType
-from sending.statuses import WEBHOOK_STATUSES, advance_statuses, hold_message_ids
-from sending.tasks import send_auto_reply
+from sending.models import Channel, Chat, ChatMedia, ChatStatus, ChatType
+from sending.services.events import emit_chat
+from sending.services.media import INBOUND_KINDS, MEDIA_ID, clean
+from sending.services.statuses import record_statuses
+from sending.services.webhook_items import WebhookSummary, as_dict, as_list, message_id, skip
+from sending.tasks import fetch_media, send_auto_reply
 
 logger = logging.getLogger(__name__)
 
@@ -64,33 +63,6 @@ USER_ID_MAX = 160
 IDENTITY_KEYS = ("from", "id", "timestamp", "from_user_id", "from_logical_id")
 # Message types whose text is matched against the canned replies.
 REPLY_TYPES = ("button_reply", "list_reply")
-
-
-@dataclass
-class WebhookSummary:
-    statuses: int = 0
-    messages: int = 0
-    duplicates: int = 0
-    skipped: int = 0
-    other_number: int = 0  # changes for another phone number of the same Meta app
-    replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
-
-
-def as_list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def as_dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def message_id(item: dict) -> str:
-    """The item's WhatsApp message id, if it is one we can store and look up."""
-    wam_id = item["id"]
-    if not is_message_id(wam_id):
-        shown = wam_id[:40] if isinstance(wam_id, str) else type(wam_id).__name__
-        raise ValueError(f"unusable message id {shown!r}")
-    return wam_id
 
 
 def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
@@ -155,114 +127,6 @@ def record_new_message(
         if not recorded.exists():
             raise
         summary.duplicates += 1
-
-
-def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
-    summary.skipped += 1
-    logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
-
-
-# Statuses ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StatusUpdate:
-    wam_id: str
-    status: str
-    timestamp: datetime
-    error_code: int | None = None
-    error_title: str = ""
-    error_details: dict | None = None
-
-    @property
-    def key(self) -> tuple[str, str, datetime]:
-        return (self.wam_id, self.status, self.timestamp)
-
-
-def parse_status(item: dict) -> StatusUpdate:
-    wam_id, status = message_id(item), str(item["status"])
-    if status not in WEBHOOK_STATUSES:
-        raise ValueError(f"unknown status {status!r}")
-    timestamp = parse_timestamp(item["timestamp"])
-    errors = as_list(item.get("errors"))
-    return StatusUpdate(
-        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
-    )
-
-
-def parse_timestamp(value: Any) -> datetime:
-    return datetime.fromtimestamp(int(str(value)), tz=UTC)
-
-
-def failure_columns(error: dict) -> dict[str, Any]:
-    """The columns of Graph's error on a failed status. The failure is what counts, so a
-    title a database cannot store is cleaned and such an error object is dropped."""
-    code = error.get("code")
-    title = str(error.get("title") or error.get("message") or "")
-    return {
-        # Graph's codes are small; anything else would not fit the column.
-        "error_code": code if isinstance(code, int) and 0 <= code < 2**31 else None,
-        "error_title": without_unstorable(title)[:255],
-        "error_details": error if error and is_storable_json(error) else None,
-    }
-
-
-def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
-    """Store a delivery's status events and move their chats forward, in a few queries
-    whatever the number of events (a busy number sends hundreds per delivery)."""
-    updates: list[StatusUpdate] = []
-    for item in items:
-        try:
-            updates.append(parse_status(item))
-        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
-            skip(organization, summary, error)
-    if not updates:
-        return
-    # The events stored before first: WhatsApp delivers again whatever did not get our 200,
-    # and a delivery that holds nothing new needs neither the locks nor the chats. (An
-    # event stored after this look is one the unique constraint below keeps once.)
-    seen = set(
-        ChatStatusEvent.objects.filter(
-            organization=organization, wam_id__in={update.wam_id for update in updates}
-        ).values_list("wam_id", "status", "timestamp")
-    )
-    new: list[StatusUpdate] = []
-    for update in updates:
-        if update.key in seen:
-            summary.duplicates += 1
-            continue
-        seen.add(update.key)
-        new.append(update)
-    if not new:
-        return
-    wam_ids = {update.wam_id for update in new}
-    # Before looking for the chats: a send recording one of them now waits for our commit
-    # and then finds the statuses we keep aside (sending/statuses.py).
-    hold_message_ids(organization.pk, wam_ids)
-    chats = {
-        chat.wam_id: chat
-        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
-    }
-    # ignore_conflicts: a concurrent delivery of the same events may have stored them
-    # since we looked; the unique constraint keeps each event once.
-    ChatStatusEvent.objects.bulk_create(
-        [
-            ChatStatusEvent(
-                organization=organization,
-                chat=chats.get(update.wam_id),  # None: kept aside until the chat is recorded
-                wam_id=update.wam_id,
-                status=update.status,
-                timestamp=update.timestamp,
-                error_code=update.error_code,
-                error_title=update.error_title,
-                error_details=update.error_details,
-            )
-            for update in new
-        ],
-        ignore_conflicts=True,
-    )
-    summary.statuses += len(new)
-    advance_statuses([update for update in new if update.wam_id in chats], chats)
 
 
 # Senders -------------------------------------------------------------------------------
@@ -377,7 +241,7 @@ def record_message(
     )
     summary.messages += 1
     attach_media(chat, item)  # an image, voice note...: its download is a task
-    emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/events.py), media pending
+    emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/services/events.py), media pending
     if text is not None:
         # STOP / START (docs/campaigns.md)
         apply_opt_out_words(organization=organization, contact=contact, text=text)
@@ -459,3 +323,28 @@ def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
         "media_type": reply.media_type,
     }
     summary.replies.append(send_auto_reply.enqueue(owed=owed).id)
+
+
+def attach_media(chat: Chat, item: dict[str, Any]) -> ChatMedia | None:
+    """For an inbound media message: its ChatMedia and fetch task, in the caller's
+    transaction. Anything else (or media without a usable id) is left as it is."""
+    kind = INBOUND_KINDS.get(str(item.get("type", "")))
+    content = item.get(str(item.get("type", "")))
+    if kind is None or not isinstance(content, dict):
+        return None
+    media_id = content.get("id")
+    if not (isinstance(media_id, str) and MEDIA_ID.fullmatch(media_id)):
+        logger.warning("Inbound %s %s carries no usable media id", kind, chat.wam_id)
+        return None
+    media = ChatMedia.objects.create(
+        organization_id=chat.organization_id,
+        media_id=media_id,
+        kind=kind,
+        mime_type=clean(content.get("mime_type"), 255),
+        sha256=clean(content.get("sha256"), 128),
+        file_name=clean(content.get("filename"), 255),
+    )
+    Chat.objects.filter(pk=chat.pk).update(media=media)
+    chat.media = media
+    fetch_media.enqueue(media.pk)
+    return media

@@ -1,9 +1,8 @@
 """Inbound media: what a customer's image, voice note, video, document or sticker becomes.
 
-- `attach_media(chat, item)`: called by the webhook (sending/inbound.py) right after an
-  inbound chat is recorded, in the webhook's transaction: the ChatMedia row, the chat
-  pointing at it, and the task that fetches it (`sending.tasks.fetch_media`). The
-  webhook answers before anything is downloaded.
+- The webhook records an inbound media message's ChatMedia row and the task that
+  fetches it (`attach_media` in sending/services/inbound.py, `sending.tasks.fetch_media`):
+  it answers before anything is downloaded.
 - `download(media)`: the task's work. Graph's `GET /{media-id}` gives a short-lived URL,
   downloaded with the organization's access token in chunks of MEDIA_CHUNK_SIZE bytes
   into a temporary file (never the whole file in memory), capped at Meta's limit for
@@ -73,34 +72,6 @@ class Stored:
     name: str  # the storage's name of the file
     size: int
     mime_type: str
-
-
-def attach_media(chat: Chat, item: dict[str, Any]) -> ChatMedia | None:
-    """For an inbound media message: its ChatMedia and fetch task, in the caller's
-    transaction. Anything else (or media without a usable id) is left as it is."""
-    kind = INBOUND_KINDS.get(str(item.get("type", "")))
-    content = item.get(str(item.get("type", "")))
-    if kind is None or not isinstance(content, dict):
-        return None
-    media_id = content.get("id")
-    if not (isinstance(media_id, str) and MEDIA_ID.fullmatch(media_id)):
-        logger.warning("Inbound %s %s carries no usable media id", kind, chat.wam_id)
-        return None
-    # Imported here: the task module imports this one.
-    from sending.tasks import fetch_media
-
-    media = ChatMedia.objects.create(
-        organization_id=chat.organization_id,
-        media_id=media_id,
-        kind=kind,
-        mime_type=clean(content.get("mime_type"), 255),
-        sha256=clean(content.get("sha256"), 128),
-        file_name=clean(content.get("filename"), 255),
-    )
-    Chat.objects.filter(pk=chat.pk).update(media=media)
-    chat.media = media
-    fetch_media.enqueue(media.pk)
-    return media
 
 
 def clean(value: Any, limit: int) -> str:

@@ -1,5 +1,5 @@
-"""A chat's channel status: the forward order, moving chats forward, and the statuses
-that came before their chat.
+"""A chat's channel status: the webhook's status events recorded, the forward order,
+moving chats forward, and the statuses that came before their chat.
 
 Meta often posts `sent` within a few hundred milliseconds of accepting a send, before
 the send has recorded its chat. Such a status is stored with no chat ("kept aside");
@@ -10,11 +10,24 @@ that whichever commits second sees the first one's row.
 """
 
 import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.db import connection
 
-from sending.events import emit_status_updates, move_forward, status_listeners
+from accounts.models import Organization
+from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Chat, ChatStatus, ChatStatusEvent
+from sending.services.events import emit_status_updates, move_forward, status_listeners
+from sending.services.webhook_items import (
+    WebhookSummary,
+    as_dict,
+    as_list,
+    message_id,
+    parse_timestamp,
+    skip,
+)
 
 # Forward order of an outbound message's status; anything else never moves it.
 STATUS_RANK = {
@@ -53,7 +66,7 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     """Move each chat forward only, with conditional updates so that concurrent
     deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
     `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent).
-    Each chat that moved is a message.status.update event (sending/events.py)."""
+    Each chat that moved is a message.status.update event (sending/services/events.py)."""
     listeners = status_listeners(chats[event.wam_id] for event in events)
     moved: list[int] = []
     highest: dict[int, str] = {}
@@ -111,3 +124,102 @@ def apply_kept_statuses(chat: Chat) -> int:
     advance_statuses(forward, {chat.wam_id: chat})
     chat.refresh_from_db(fields=["status", "error_code", "error_title", "error_details"])
     return len(kept)
+
+
+# The webhook's statuses ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    wam_id: str
+    status: str
+    timestamp: datetime
+    error_code: int | None = None
+    error_title: str = ""
+    error_details: dict | None = None
+
+    @property
+    def key(self) -> tuple[str, str, datetime]:
+        return (self.wam_id, self.status, self.timestamp)
+
+
+def parse_status(item: dict) -> StatusUpdate:
+    wam_id, status = message_id(item), str(item["status"])
+    if status not in WEBHOOK_STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    timestamp = parse_timestamp(item["timestamp"])
+    errors = as_list(item.get("errors"))
+    return StatusUpdate(
+        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
+    )
+
+
+def failure_columns(error: dict) -> dict[str, Any]:
+    """The columns of Graph's error on a failed status. The failure is what counts, so a
+    title a database cannot store is cleaned and such an error object is dropped."""
+    code = error.get("code")
+    title = str(error.get("title") or error.get("message") or "")
+    return {
+        # Graph's codes are small; anything else would not fit the column.
+        "error_code": code if isinstance(code, int) and 0 <= code < 2**31 else None,
+        "error_title": without_unstorable(title)[:255],
+        "error_details": error if error and is_storable_json(error) else None,
+    }
+
+
+def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
+    """Store a delivery's status events and move their chats forward, in a few queries
+    whatever the number of events (a busy number sends hundreds per delivery)."""
+    updates: list[StatusUpdate] = []
+    for item in items:
+        try:
+            updates.append(parse_status(item))
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
+            skip(organization, summary, error)
+    if not updates:
+        return
+    # The events stored before first: WhatsApp delivers again whatever did not get our 200,
+    # and a delivery that holds nothing new needs neither the locks nor the chats. (An
+    # event stored after this look is one the unique constraint below keeps once.)
+    seen = set(
+        ChatStatusEvent.objects.filter(
+            organization=organization, wam_id__in={update.wam_id for update in updates}
+        ).values_list("wam_id", "status", "timestamp")
+    )
+    new: list[StatusUpdate] = []
+    for update in updates:
+        if update.key in seen:
+            summary.duplicates += 1
+            continue
+        seen.add(update.key)
+        new.append(update)
+    if not new:
+        return
+    wam_ids = {update.wam_id for update in new}
+    # Before looking for the chats: a send recording one of them now waits for our commit
+    # and then finds the statuses we keep aside (sending/services/statuses.py).
+    hold_message_ids(organization.pk, wam_ids)
+    chats = {
+        chat.wam_id: chat
+        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
+    }
+    # ignore_conflicts: a concurrent delivery of the same events may have stored them
+    # since we looked; the unique constraint keeps each event once.
+    ChatStatusEvent.objects.bulk_create(
+        [
+            ChatStatusEvent(
+                organization=organization,
+                chat=chats.get(update.wam_id),  # None: kept aside until the chat is recorded
+                wam_id=update.wam_id,
+                status=update.status,
+                timestamp=update.timestamp,
+                error_code=update.error_code,
+                error_title=update.error_title,
+                error_details=update.error_details,
+            )
+            for update in new
+        ],
+        ignore_conflicts=True,
+    )
+    summary.statuses += len(new)
+    advance_statuses([update for update in new if update.wam_id in chats], chats)

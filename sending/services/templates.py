@@ -45,6 +45,27 @@ def check_parameter_count(template: MessageTemplate, components: list[dict[str, 
         )
 
 
+def synced_template(organization: Organization, template: dict[str, Any]):
+    """The organization's synced template a send names (`name`, `language.code`), or None."""
+    return (
+        MessageTemplate.objects.live()
+        .filter(
+            organization=organization,
+            name=template["name"],
+            language=template["language"]["code"],
+        )
+        .first()
+    )
+
+
+def check_template(*, organization: Organization, template: dict[str, Any]) -> None:
+    """The body parameters a send names, counted against the organization's synced
+    template when it is known (a ValidationError naming template.components)."""
+    known = synced_template(organization, template)
+    if known is not None:
+        check_parameter_count(known, template.get("components") or [])
+
+
 def parameter_text(parameter: dict[str, Any]) -> str:
     """What a parameter shows: its text, or the fallback of a currency or date."""
     if "text" in parameter:

@@ -7,16 +7,19 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import take_turns
+from campaigns.recipients import complete_if_done
 from campaigns.sender import mark_dead_claims_unknown
+from campaigns.tasks import resume_stalled_campaigns
 from contacts.models import Contact, OptOutWords
 from devtools.cloud_api_server import graph_error
 from messaging_project.worker.models import WorkerHeartbeat
-from sending.inbound import process_webhook
 from sending.models import Chat
+from sending.services.inbound import process_webhook
 from tests.background import run_tasks
 from tests.campaigns.conftest import TEMPLATE, body, sends
 from tests.factories import ContactFactory
@@ -220,7 +223,7 @@ def test_a_live_workers_claim_is_left_alone(org_a):
     )
 
     assert mark_dead_claims_unknown(campaign_id=campaign.pk, worker_id="me") == 0
-    assert not services.complete_if_done(campaign_id=campaign.pk)
+    assert not complete_if_done(campaign_id=campaign.pk)
 
 
 def test_turns_are_one_interval_apart_and_never_in_the_past(org_a):
@@ -307,10 +310,6 @@ def test_a_sender_hands_over_to_a_new_task_after_its_slice(api, cloud_org, graph
 
 
 def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
-    from django_tasks_db.models import DBTaskResult
-
-    from campaigns.services import resume_stalled_campaigns
-
     uuid = create(api, phones=PHONES)
     other = create(api, phones=PHONES[:1])
     DBTaskResult.objects.filter(args_kwargs__args__0=Campaign.objects.get(uuid=uuid).pk).update(

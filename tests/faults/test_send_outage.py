@@ -194,13 +194,13 @@ def test_when_the_database_stays_away_a_send_without_a_key_says_so_and_logs_what
     monkeypatch.setattr("messaging_project.core.database.RECONNECT_DELAYS", (0.0, 0.1))
     outage(lasting=True)
 
-    with caplog.at_level(logging.ERROR, logger="sending.services.send"):
+    with caplog.at_level(logging.ERROR, logger="sending.services.chats"):
         response = post(api)
 
     assert response.status_code == 503
     assert response.json()["message"] == NOT_RECORDED
     assert response.json()["wam_id"] == "wamid.DURINGOUTAGE"
-    [logged] = [r for r in caplog.records if r.name == "sending.services.send"]
+    [logged] = [r for r in caplog.records if r.name == "sending.services.chats"]
     assert "wamid.DURINGOUTAGE" in logged.getMessage()
     assert f"organization {cloud_org.pk}" in logged.getMessage()
     allow_connections(True)  # the database is back
@@ -249,7 +249,7 @@ def test_an_error_of_ours_before_whatsapp_was_called_frees_the_key_for_the_retry
 def test_a_chat_inserted_again_after_its_commit_went_unanswered_is_stored_once(cloud_org):
     # A lost connection may have taken the COMMIT's answer with it: the reconnected
     # attempt then finds the chat by its uuid instead of storing a second one.
-    from sending.services.send import record
+    from sending.services.chats import record
     from tests.factories import ContactFactory
 
     contact = ContactFactory(organization=cloud_org)

@@ -437,7 +437,7 @@ def test_a_new_user_id_moves_the_contact(webhook_org):
 )
 def test_a_status_racing_the_send_always_reaches_its_chat(cloud_webhook_org, graph):
     """The send and Meta's status webhook, started together many times: whichever
-    commits second must see the other's row (the lock in sending/statuses.py)."""
+    commits second must see the other's row (the lock in sending/services/statuses.py)."""
     import random
     import threading
 

@@ -127,7 +127,7 @@ def test_a_delivery_costs_the_same_queries_for_1_or_100_statuses(
     chats = ChatFactory.create_batch(count, organization=webhook_org)
     payload = envelope(statuses(*(status(chat.wam_id, "delivered", 100) for chat in chats)))
     # organization; the delivery's savepoint; known events; (PostgreSQL: the lock on the
-    # message ids, sending/statuses.py); chats; the insert; the endpoints that want
+    # message ids, sending/services/statuses.py); chats; the insert; the endpoints that want
     # status events (none); one update per status reached; the release
     with django_assert_num_queries(9 if connection.vendor == "postgresql" else 8):
         assert deliver(webhook_org, payload).json()["processed"]["statuses"] == count

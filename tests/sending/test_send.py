@@ -430,7 +430,7 @@ def test_an_id_the_channel_gave_before_is_a_failed_send_not_a_500(api, cloud_org
 
 
 # Query counts: the send path must not grow with anything. PostgreSQL takes one more:
-# the lock that makes a status posted during the send find its chat (sending/statuses.py).
+# the lock that makes a status posted during the send find its chat (sending/services/statuses.py).
 ON_POSTGRESQL = int(connection.vendor == "postgresql")
 
 

@@ -22,9 +22,9 @@ django.setup()
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from sending import webhooks  # noqa: E402
+from sending.api import webhook  # noqa: E402
 
-process_webhook = webhooks.process_webhook
+process_webhook = webhook.process_webhook
 
 
 def process_then_die_at_the_commit(**kwargs):
@@ -39,7 +39,7 @@ class QuietHandler(WSGIRequestHandler):
 
 
 if __name__ == "__main__":
-    webhooks.process_webhook = process_then_die_at_the_commit
+    webhook.process_webhook = process_then_die_at_the_commit
     server = make_server(
         "127.0.0.1", int(sys.argv[1]), get_wsgi_application(), handler_class=QuietHandler
     )

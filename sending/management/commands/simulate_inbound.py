@@ -13,9 +13,9 @@ from events.services import event_batch
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.worker.inline import run_task_now
 from sending.gateway import sandbox
-from sending.inbound import process_webhook
-from sending.media import MAX_BYTES
 from sending.models import Channel, ChannelKind, Chat, ChatType
+from sending.services.inbound import process_webhook
+from sending.services.media import MAX_BYTES
 from sending.tasks import fetch_media
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")

@@ -1,0 +1,52 @@
+"""Reading a Cloud API webhook's items safely: what every kind of item shares.
+
+A piece with an unexpected shape is skipped (and logged), never a failure of the whole
+delivery: these helpers read values without trusting their types, and `skip` counts
+and logs an item left out.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from accounts.models import Organization
+from sending.gateway.cloud_api import is_message_id
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WebhookSummary:
+    statuses: int = 0
+    messages: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    other_number: int = 0  # changes for another phone number of the same Meta app
+    replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
+
+
+def as_list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def message_id(item: dict) -> str:
+    """The item's WhatsApp message id, if it is one we can store and look up."""
+    wam_id = item["id"]
+    if not is_message_id(wam_id):
+        shown = wam_id[:40] if isinstance(wam_id, str) else type(wam_id).__name__
+        raise ValueError(f"unusable message id {shown!r}")
+    return wam_id
+
+
+def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
+    summary.skipped += 1
+    logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+
+
+def parse_timestamp(value: Any) -> datetime:
+    return datetime.fromtimestamp(int(str(value)), tz=UTC)
