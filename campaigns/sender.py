@@ -35,11 +35,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
+from campaigns import queries
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
 from campaigns.recipients import OPTED_OUT, complete_if_done
@@ -196,34 +197,10 @@ def send_until_done(
 
 def claim_batch(sender: Sender, size: int) -> list[Recipient]:
     """Up to `size` pending recipients, in order, now `sending` under this worker; none
-    when none is left or the campaign stopped running. One statement: the rows are
-    picked with SKIP LOCKED on PostgreSQL (another sender's claim in progress is passed
-    over), and SQLite's writes are serialised anyway."""
-    recipients = connection.ops.quote_name(Recipient._meta.db_table)
-    campaigns = connection.ops.quote_name(Campaign._meta.db_table)
-    lock = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
-    claimed = Recipient.objects.raw(
-        # Materialized: as a plain subquery PostgreSQL may run the LIMIT more than once.
-        f"WITH picked AS MATERIALIZED (SELECT id FROM {recipients} "
-        f"WHERE campaign_id = %s AND status = %s ORDER BY id LIMIT %s{lock}) "
-        f"UPDATE {recipients} SET status = %s, claimed_by = %s, claimed_at = %s, "
-        f"attempts = attempts + 1 "
-        f"WHERE id IN (SELECT id FROM picked) AND status = %s "
-        f"AND EXISTS (SELECT 1 FROM {campaigns} WHERE id = %s AND status = %s) "
-        f"RETURNING *",
-        [
-            sender.campaign.pk,
-            RecipientStatus.PENDING,
-            size,
-            RecipientStatus.SENDING,
-            sender.worker_id[:255],
-            timezone.now(),
-            RecipientStatus.PENDING,
-            sender.campaign.pk,
-            CampaignStatus.RUNNING,
-        ],
+    when none is left or the campaign stopped running (campaigns/queries.py)."""
+    return queries.claim_recipients(
+        campaign_id=sender.campaign.pk, worker_id=sender.worker_id, size=size
     )
-    return sorted(claimed, key=lambda recipient: recipient.pk)
 
 
 def dispatch(

@@ -5,10 +5,11 @@ from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from accounts.models import Organization
+from contacts import queries
 from contacts.models import Contact, ContactBlock, ContactGroup, OptOutWords
 from contacts.representations import (
     contact_data,
@@ -20,7 +21,6 @@ from contacts.representations import (
 from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import at_batch_end, emit_event, emit_events
-from messaging_project.core.database import Statement
 
 DUPLICATE_PHONE = "A contact with this phone already exists."
 DUPLICATE_GROUP = "A contact group with this name already exists."
@@ -64,60 +64,6 @@ def update_unique(
         raise ValidationError({field: [message]}) from None
 
 
-# The largest id a contact can have (a 64-bit key): the total's row covers every id.
-MAX_ID = 2**63 - 1
-
-# One row of the statement below: `delta` for the organization's row of one block of ids
-# [low, high), or the start of that row when it has none yet. A missing row is started
-# from a count made in this transaction, so it already includes this transaction's own
-# change; if another transaction starts it at the same time, ON CONFLICT waits for that
-# one to commit and then adds our delta to its count, which could not see our
-# uncommitted row. When the row exists, NOT EXISTS is false, so the count reads no
-# contact at all (and COUNT(*) still yields the one row that goes to ON CONFLICT).
-ADJUST_ROW_SQL = """
-SELECT %s, %s, COUNT(*) FROM {contact}
-WHERE organization_id = %s AND deleted_at IS NULL AND id >= %s AND id < %s
-  AND NOT EXISTS (SELECT 1 FROM {blocks} WHERE organization_id = %s AND block = %s)
-"""
-# Both rows a contact counts in, the total's and its block's, in one statement: a write
-# costs one query, as it did with the total alone, and the two always agree.
-ADJUST_COUNTS_SQL = """
-INSERT INTO {blocks} (organization_id, block, live)
-{total_row} UNION ALL {block_row}
-ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
-"""
-
-# Every row of one organization counted afresh, for contacts loaded in bulk without the
-# services (the benchmark's seed). Not for use while others write its contacts.
-RECOUNT_SQL = """
-INSERT INTO {blocks} (organization_id, block, live)
-SELECT organization_id, %(total)s, COUNT(*) FROM {contact}
-WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id
-UNION ALL
-SELECT organization_id, id / %(size)s, COUNT(*) FROM {contact}
-WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id, id / %(size)s
-"""
-
-
-def literal_sql(template: str, **values: int) -> str:
-    """The template with its tables and integer values in place.
-
-    Integers only, so nothing can be injected; inlined so that PostgreSQL sees the same
-    `id / 1000` in SELECT and GROUP BY whatever the parameter binding.
-    """
-    return template.format(**table_names()) % {name: int(value) for name, value in values.items()}
-
-
-def table_names() -> dict[str, str]:
-    quote = connection.ops.quote_name
-    return {"blocks": quote(ContactBlock._meta.db_table), "contact": quote(Contact._meta.db_table)}
-
-
-def adjust_row(organization_id: int, block: int, low: int, high: int) -> tuple[str, list]:
-    sql = ADJUST_ROW_SQL.format(**table_names())
-    return sql, [organization_id, block, organization_id, low, high, organization_id, block]
-
-
 def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> None:
     """Adds `delta` to the organization's total and to the block of `contact_id`.
 
@@ -127,29 +73,15 @@ def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> N
     held from this write to the commit, would make the organization's webhooks wait for
     the rest of each other's work.
     """
-    at_batch_end(*live_count_statement(organization_id, contact_id, delta))
-
-
-def live_count_statement(organization_id: int, contact_id: int, delta: int) -> Statement:
-    """The statement that adds `delta` to the total and to the block of `contact_id`."""
-    block = contact_id // ContactBlock.SIZE
-    total_sql, total_params = adjust_row(organization_id, ContactBlock.TOTAL, 0, MAX_ID)
-    block_sql, block_params = adjust_row(
-        organization_id, block, block * ContactBlock.SIZE, (block + 1) * ContactBlock.SIZE
-    )
-    sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
-    return sql, [*total_params, *block_params, delta]
+    at_batch_end(*queries.live_count_statement(organization_id, contact_id, delta))
 
 
 def recount_contact_blocks(*, organization_id: int) -> None:
     """Counts the organization's total and blocks afresh, after a bulk load that bypassed
     the services. Not safe while its contacts are being written."""
-    ContactBlock.objects.filter(organization_id=organization_id).delete()
-    sql = literal_sql(
-        RECOUNT_SQL, org=organization_id, size=ContactBlock.SIZE, total=ContactBlock.TOTAL
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
+    with transaction.atomic():
+        ContactBlock.objects.filter(organization_id=organization_id).delete()
+        queries.recount_blocks(organization_id)
 
 
 # Events (docs/events.md): emitted here, in each write's transaction, with the record as

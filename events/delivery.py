@@ -39,8 +39,8 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from events import queries
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
-from messaging_project.core.database import execute_together, insert_statements
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
 
@@ -65,39 +65,6 @@ POLL = 0.1
 NOT_SENT = "The endpoint was deleted or turned off."
 # Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
 FAN_OUT_BATCH = 200
-
-# The oldest emissions, taken by one statement that removes them: their deliveries are
-# written in the same transaction, so a worker dying midway leaves them to the next.
-TAKE_EMISSIONS_SQL = """
-WITH picked AS MATERIALIZED (
-    SELECT id FROM {table} ORDER BY id LIMIT %s {lock}
-)
-DELETE FROM {table} WHERE id IN (SELECT id FROM picked)
-RETURNING id, endpoints, event, body, created_at
-"""
-INSERT_DELIVERIES_SQL = (
-    "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
-    "attempts, last_error, created_at, updated_at) VALUES "
-)
-DELIVERY_ROW = "(%s, %s, %s, %s, %s, 'pending', 0, '', %s, %s)"
-
-# The rows are picked in a materialized CTE: as a plain `IN (subquery)` PostgreSQL may
-# run the subquery again for each row it updates and take more than the LIMIT.
-CLAIM_SQL = """
-WITH picked AS MATERIALIZED (
-    SELECT id FROM {table}
-    WHERE status = 'pending' AND (
-        (claimed_until IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= %s))
-        OR claimed_until < %s
-    )
-    ORDER BY id LIMIT %s {lock}
-)
-UPDATE {table} SET
-    attempts = CASE WHEN claimed_until IS NULL THEN attempts + 1 ELSE attempts END,
-    claimed_until = %s, next_attempt_at = NULL, updated_at = %s
-WHERE id IN (SELECT id FROM picked)
-RETURNING id, endpoint_id, msg_id, event, body, attempts
-"""
 
 
 @dataclass(frozen=True)
@@ -130,27 +97,22 @@ def fan_out(limit: int = FAN_OUT_BATCH) -> int:
     """Turn up to `limit` emissions, oldest first, into a pending delivery for each
     endpoint that wanted it and still exists (one that is turned off or deleted gets its
     delivery, which records why it was not sent); how many emissions. One transaction."""
-    ops = connection.ops
-    lock = "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    with transaction.atomic(), connection.cursor() as cursor:
-        table = ops.quote_name(Emission._meta.db_table)
-        cursor.execute(TAKE_EMISSIONS_SQL.format(table=table, lock=lock), [limit])
-        emissions = sorted(cursor.fetchall())
+    with transaction.atomic():
+        emissions = sorted(queries.take_emissions(limit))
         if not emissions:
             return 0
         wanted = {pk for _, endpoints, *_ in emissions for pk in endpoint_ids(endpoints)}
         organizations = dict(
             Endpoint.objects.filter(pk__in=wanted).values_list("pk", "organization_id")
         )
-        now = ops.adapt_datetimefield_value(timezone.now())
-        rows = [
-            (organizations[pk], pk, new_message_id(), event, body, created_at, now)
-            for _, endpoints, event, body, created_at in emissions
-            for pk in endpoint_ids(endpoints)
-            if pk in organizations
-        ]
-        head = INSERT_DELIVERIES_SQL.format(table=ops.quote_name(Delivery._meta.db_table))
-        execute_together(insert_statements(head, DELIVERY_ROW, rows))
+        queries.insert_deliveries(
+            [
+                (organizations[pk], pk, new_message_id(), event, body, created_at)
+                for _, endpoints, event, body, created_at in emissions
+                for pk in endpoint_ids(endpoints)
+                if pk in organizations
+            ]
+        )
     return len(emissions)
 
 
@@ -172,13 +134,7 @@ def claim(limit: int, now: datetime | None = None) -> list[Claimed]:
     whose lease expired) in one statement."""
     now = now or timezone.now()
     until = now + lease()
-    ops = connection.ops
-    lock = "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    sql = CLAIM_SQL.format(table=ops.quote_name(Delivery._meta.db_table), lock=lock)
-    at = ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [at, at, limit, ops.adapt_datetimefield_value(until), at])
-        rows = cursor.fetchall()
+    rows = queries.claim_deliveries(limit=limit, now=now, until=until)
     return [Claimed(*row, lease=until) for row in sorted(rows)]
 
 

@@ -1,27 +1,27 @@
 """Writes of the events app: emitting an event, and managing the endpoints.
 
 Events are emitted by the services of the apps that sit above this one (contacts,
-canned_replies, sending), each in its own transaction, with the payload (`data`) it
-builds in its own shape: this app knows no resource's fields, so it cannot import them.
-An emission owes the event to each of the organization's endpoints that wants it: one
-Emission row, written in the caller's transaction, so the event is sent if and only if
-the change commits. A worker turns it into one Delivery per endpoint soon after
+canned_replies, sending), each in its own transaction, with the payload (`data`) built
+from its own representations: this app knows no resource's fields, so it cannot import
+them. An emission owes the event to each of the organization's endpoints that wants it:
+one Emission row, written in the caller's transaction, so the event is sent if and only
+if the change commits. A worker turns it into one Delivery per endpoint soon after
 (events/delivery.py): the web's hot paths write one light row per event, not a row per
-endpoint with its indexes and foreign keys (docs/performance.md).
+endpoint with its indexes and foreign keys.
 
-Inside `event_batch()` (a transaction: the inbound webhook's, a service's that emits
-many events) the organization's endpoints are looked up once, and the rows of every
-emission are kept aside and written by one insert as the batch ends, before its
-transaction commits. An emission made in a savepoint that is rolled back (a message
-found to be a duplicate) is dropped with it. Outside a batch, an emission costs one
-lookup and, when someone listens, one insert.
-
+Inside `event_batch()` (a transaction: the inbound webhook's, a service's that emits)
+the organization's endpoints are looked up once, and the rows of every emission are
+kept aside and written by one insert as the batch ends, before its transaction commits.
 The batch also executes, after that insert, the statements given to `at_batch_end()`:
 those that lock a row every request of an organization wants (the contacts' counts).
-Done last, the lock is held for the commit alone, not for the rest of the request: the
-organization's webhooks wait for each other that long. The insert and those statements
-go to PostgreSQL in one round trip, which costs more than their rows do
-(docs/performance.md).
+Done last, the lock is held for the commit alone, not for the rest of the request. The
+insert and those statements go to PostgreSQL in one round trip.
+
+A savepoint inside the batch (`transaction.atomic()`, or a nested `event_batch()`) that
+is rolled back (a message found to be a duplicate) drops what was emitted or deferred
+inside it: the batch follows the savepoints its connection opens, releases and rolls
+back, through Django's execute wrappers. Outside a batch, an emission costs one lookup
+and, when someone listens, one insert.
 """
 
 import json
@@ -37,8 +37,9 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Organization
-from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
-from messaging_project.core.database import Statement, execute_together, insert_statements
+from events import queries
+from events.models import Delivery, DeliveryStatus, Endpoint, new_secret
+from messaging_project.core.database import Statement, execute_together
 
 MAX_ENDPOINTS = 10
 TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
@@ -46,40 +47,40 @@ TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook 
 ROTATION_OVERLAP = timedelta(hours=24)
 
 Data = Mapping[str, Any]
-
-# The endpoints that may want an event (subscribed_endpoints).
-LISTENING_SQL = (
-    "SELECT id, events FROM {table} "
-    "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
-)
-# The emissions, written out for the same reason as LISTENING_SQL: the ORM's
-# bulk_create cost more than the statement itself.
-INSERT_SQL = "INSERT INTO {table} (endpoints, event, body, created_at) VALUES "
-INSERT_ROW = "(%s, %s, %s, %s)"
-
 Row = tuple[str, str, str]  # endpoints (comma-separated ids), event, body
 
 
-class Deferred:
-    """Work kept for the end of a batch, not yet done: the rows of one emission, or
-    a statement for at_batch_end(). Registered as an on_commit callback that does nothing:
-    Django drops the callbacks of a savepoint that is rolled back, so the batch does only
-    the work still registered."""
-
-    __slots__ = ("rows", "statement")
-
-    def __init__(self, rows: list[Row], statement: Statement | None = None) -> None:
-        self.rows = rows
-        self.statement = statement
-
-    def __call__(self) -> None:
-        """Nothing: the work was done before the commit."""
+SAVEPOINT, RELEASE, ROLLBACK_TO = "SAVEPOINT ", "RELEASE SAVEPOINT ", "ROLLBACK TO SAVEPOINT "
 
 
 class Batch:
+    """What a batch keeps for its end: its emissions' rows and the deferred statements,
+    and each organization's endpoints once looked up."""
+
     def __init__(self) -> None:
         self.listening: dict[int, list[Listener]] = {}  # organization -> its endpoints
-        self.deferred: list[Deferred] = []
+        self.rows: list[Row] = []
+        self.statements: list[Statement] = []
+        # Each savepoint opened inside the batch: how much was kept when it was opened.
+        self.savepoints: dict[str, tuple[int, int]] = {}
+
+    def follow_savepoints(self, execute, sql, params, many, context):
+        """An execute wrapper (connection.execute_wrapper) for the batch's duration:
+        what a savepoint rolled back had emitted or deferred is dropped with it."""
+        if isinstance(sql, str) and sql.startswith((SAVEPOINT, RELEASE, ROLLBACK_TO)):
+            if sql.startswith(SAVEPOINT):
+                self.savepoints[sql.removeprefix(SAVEPOINT)] = (
+                    len(self.rows),
+                    len(self.statements),
+                )
+            elif sql.startswith(ROLLBACK_TO) and (
+                kept := self.savepoints.get(sql.removeprefix(ROLLBACK_TO))
+            ):
+                del self.rows[kept[0] :]
+                del self.statements[kept[1] :]
+            else:
+                self.savepoints.pop(sql.removeprefix(RELEASE), None)
+        return execute(sql, params, many, context)
 
 
 batches = threading.local()  # per thread, as Django's connections are
@@ -93,13 +94,13 @@ def current_batch() -> Batch | None:
 def event_batch() -> Iterator[None]:
     """A transaction (a savepoint when nested) whose emissions look each organization's
     endpoints up once and are written by one insert at its end, before the commit."""
-    if current_batch() is not None:  # the outer batch writes them
+    if current_batch() is not None:  # the outer batch writes them (and follows this one)
         with transaction.atomic():
             yield
         return
     batch = batches.current = Batch()
     try:
-        with transaction.atomic():
+        with transaction.atomic(), connection.execute_wrapper(batch.follow_savepoints):
             yield
             write_batch(batch)
     finally:
@@ -107,56 +108,32 @@ def event_batch() -> Iterator[None]:
 
 
 def write_batch(batch: Batch) -> None:
-    """Insert the batch's emissions that were not rolled back, then execute its deferred
-    statements in the order they were given: one round trip."""
+    """Insert the batch's emissions, then execute its deferred statements in the order
+    they were given: one round trip."""
     if connection.needs_rollback:  # the whole transaction is being rolled back
         return
-    registered = {id(func) for _sids, func, _robust in connection.run_on_commit}
-    kept = [work for work in batch.deferred if id(work) in registered]
-    statements = emission_statements([row for work in kept for row in work.rows])
-    statements += [work.statement for work in kept if work.statement is not None]
-    execute_together(statements)
-    # Done: their callbacks need not stay (nor run after the commit).
-    mine = {id(work) for work in batch.deferred}
-    connection.run_on_commit = [
-        hook for hook in connection.run_on_commit if id(hook[1]) not in mine
-    ]
-    batch.deferred.clear()
+    execute_together(queries.emission_statements(batch.rows) + batch.statements)
+    batch.rows.clear()
+    batch.statements.clear()
 
 
-def defer(work: Deferred) -> bool:
-    """Keep `work` for the end of the current batch; False outside a batch (or outside
-    its transaction), where the caller does it now."""
+def in_batch() -> Batch | None:
+    """The current batch, if its transaction is the one open (a batch's work is kept for
+    its end only inside it)."""
     batch = current_batch()
-    if batch is None or not connection.in_atomic_block:
-        return False
-    transaction.on_commit(work)
-    batch.deferred.append(work)
-    return True
+    return batch if batch is not None and connection.in_atomic_block else None
 
 
 def at_batch_end(sql: str, params: Sequence[Any]) -> None:
     """Execute the statement as the current batch ends, after its emissions and in the
-    same round trip, just before the commit; now outside a batch. Dropped with a
-    savepoint rolled back. For writes that lock rows the organization's other requests
-    wait for: their lock is then held for the commit only."""
-    if not defer(Deferred([], (sql, params))):
+    same round trip, just before the commit; now outside a batch. Dropped with a nested
+    batch rolled back. For writes that lock rows the organization's other requests wait
+    for: their lock is then held for the commit only."""
+    batch = in_batch()
+    if batch is None:
         execute_together([(sql, params)])
-
-
-def insert_emissions(rows: list[Row]) -> None:
-    execute_together(emission_statements(rows))
-
-
-def emission_statements(rows: list[Row]) -> list[Statement]:
-    """The INSERT of the emissions; none without rows (every batch asks, most have none)."""
-    if not rows:
-        return []
-    table = connection.ops.quote_name(Emission._meta.db_table)
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    return insert_statements(
-        INSERT_SQL.format(table=table), INSERT_ROW, [(*row, now) for row in rows]
-    )
+    else:
+        batch.statements.append((sql, params))
 
 
 class Listener(NamedTuple):
@@ -172,23 +149,14 @@ class Listener(NamedTuple):
 
 def listening_endpoints(organization_id: int) -> list[Listener]:
     """The organization's active endpoints (only `id` and `events`): one query on a
-    partial index, once per batch.
-
-    Every emission on every path asks this, usually to learn that nobody listens: the
-    statement is written out rather than built by the ORM, whose compiling cost four
-    times the query's own round trip here (docs/performance.md)."""
+    partial index, once per batch."""
     batch = current_batch()
     if batch is not None and organization_id in batch.listening:
         return batch.listening[organization_id]
     events_field = Endpoint._meta.get_field("events")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            LISTENING_SQL.format(table=connection.ops.quote_name(Endpoint._meta.db_table)),
-            [organization_id],
-        )
-        rows = cursor.fetchall()
     endpoints = [
-        Listener(pk, events_field.from_db_value(events, None, connection)) for pk, events in rows
+        Listener(pk, events_field.from_db_value(events, None, connection))
+        for pk, events in queries.listening_rows(organization_id)
     ]
     if batch is not None:
         batch.listening[organization_id] = endpoints
@@ -235,8 +203,11 @@ def emit_events(
     ]
     listeners = ",".join(str(endpoint.pk) for endpoint in endpoints)
     rows = [(listeners, str(event), body) for body in bodies]
-    if not defer(Deferred(rows)):
-        insert_emissions(rows)
+    batch = in_batch()
+    if batch is None:
+        execute_together(queries.emission_statements(rows))
+    else:
+        batch.rows.extend(rows)
     return len(rows) * len(endpoints)
 
 

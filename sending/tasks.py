@@ -17,27 +17,21 @@ import logging
 
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
 
-from accounts.models import Organization
-from canned_replies.models import CannedReply
-from contacts.models import Contact
-from messaging_project.core import rows
 from messaging_project.worker.retries import retry_later
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import AutoReply, AutoReplyState, Channel, Chat, ChatMedia, MediaState
+from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
+from sending.queries import claimed_reply, finish_reply, write_claim
 from sending.services import SendFailed, send_media, send_message
 from sending.services import media as inbound_media
 
 logger = logging.getLogger(__name__)
 
 CLAIMABLE = [AutoReplyState.PENDING, AutoReplyState.RETRYING]
-# The run that claimed a reply records its end even if another run marked it unknown
-# meanwhile (a worker thought dead that was only slow): it knows what happened.
-OWNED = [AutoReplyState.SENDING, AutoReplyState.UNKNOWN]
 
 
 @task()
@@ -89,76 +83,6 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
     return AutoReplyState.SENT
 
 
-# The claim of a reply's first run: its AutoReply written `sending`, unless a row for the
-# inbound chat exists (the unique constraint); its organization and the moment it was
-# owed are the inbound chat's, and a canned reply deleted since is no longer named. One
-# statement, written out: it runs for every reply. (SQLite needs the SELECT's WHERE to
-# read ON CONFLICT as the INSERT's.)
-WRITE_CLAIM = f"""
-    INSERT INTO {AutoReply._meta.db_table}
-        (organization_id, inbound_id, canned_reply_id, message, media_type, state, attempts,
-         last_error, created_at, updated_at)
-    SELECT chat.organization_id, chat.id,
-        (SELECT reply.id FROM {CannedReply._meta.db_table} reply WHERE reply.id = %s),
-        %s, %s, '{AutoReplyState.SENDING.value}', 1, '', chat.created_at, %s
-    FROM {Chat._meta.db_table} chat WHERE chat.id = %s
-    ON CONFLICT (inbound_id) DO NOTHING
-    RETURNING id
-"""  # noqa: S608
-
-
-def write_claim(owed: dict) -> int | None:
-    """The id of the AutoReply this run wrote, claimed; None when there was one already
-    (or the inbound chat is gone)."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            WRITE_CLAIM,
-            [owed["canned_reply"], owed["message"], owed["media_type"], now, owed["inbound"]],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
-# The claimed reply with what its send needs, in one statement: its organization with
-# the channel's settings (Channel.of; none for a sandbox organization) and the inbound
-# message's sender. Written out: built by the ORM (select_related over five tables),
-# the statement cost more than running it.
-CLAIMED_REPLY = f"""
-    SELECT {rows.columns(AutoReply, "r")}, {rows.columns(Organization, "o")},
-        {rows.columns(Contact, "k")}, {rows.columns(Channel, "c")}
-    FROM {AutoReply._meta.db_table} r
-    JOIN {Organization._meta.db_table} o ON o.id = r.organization_id
-    JOIN {Chat._meta.db_table} i ON i.id = r.inbound_id
-    JOIN {Contact._meta.db_table} k ON k.id = i.contact_id
-    LEFT JOIN {Channel._meta.db_table} c ON c.organization_id = o.id
-    WHERE r.id = %s
-"""  # noqa: S608
-
-
-def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact]:
-    """The reply this run claimed, its organization (and channel) loaded, and its
-    recipient."""
-    with connection.cursor() as cursor:
-        cursor.execute(CLAIMED_REPLY, [auto_reply_id])
-        row = cursor.fetchone()
-    if row is None:  # the inbound chat was deleted meanwhile, and its reply with it
-        raise AutoReply.DoesNotExist(f"auto-reply {auto_reply_id}")
-    reply_row, organization_row, contact_row, channel_row = rows.split(
-        row, AutoReply, Organization, Contact, Channel
-    )
-    auto_reply = rows.instance(AutoReply, connection, reply_row)
-    organization = rows.instance(Organization, connection, organization_row)
-    contact = rows.instance(Contact, connection, contact_row)
-    # No channel row (its id is NULL): a sandbox organization; Channel.of sees the absence.
-    channel = None if channel_row[0] is None else rows.instance(Channel, connection, channel_row)
-    Organization.channel_settings.related.set_cached_value(organization, channel)
-    if channel is not None:
-        Channel.organization.field.set_cached_value(channel, organization)
-    AutoReply.organization.field.set_cached_value(auto_reply, organization)
-    return auto_reply, contact
-
-
 def not_claimed(auto_reply_id: int) -> str:
     """Another run has it, or had it: mark an unfinished claim unknown, send nothing."""
     if AutoReply.objects.filter(pk=auto_reply_id, state=AutoReplyState.SENDING).update(
@@ -172,6 +96,12 @@ def not_claimed(auto_reply_id: int) -> str:
         return AutoReplyState.UNKNOWN
     state = AutoReply.objects.filter(pk=auto_reply_id).values_list("state", flat=True).first()
     return state or "gone"  # gone: the inbound chat was deleted meanwhile
+
+
+def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") -> str:
+    """Record how the run that owns the reply ended."""
+    finish_reply(auto_reply.pk, state, reply_id=reply.pk if reply else None, error=error)
+    return state
 
 
 def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
@@ -199,25 +129,6 @@ def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
         return AutoReplyState.RETRYING
     logger.warning("Auto-reply %s was not sent: %s", auto_reply.pk, described)
     return finish(auto_reply, AutoReplyState.FAILED, reply=chat, error=described)
-
-
-# A run's end, written out (every reply ends here; see CLAIMED_REPLY).
-FINISH = f"""
-    UPDATE {AutoReply._meta.db_table} SET state = %s, reply_id = %s, last_error = %s,
-        updated_at = %s
-    WHERE id = %s AND state IN ({", ".join(["%s"] * len(OWNED))})
-"""  # noqa: S608
-
-
-def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") -> str:
-    """Record how the run that owns the reply ended."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            FINISH,
-            [str(state), reply.pk if reply else None, error, now, auto_reply.pk, *map(str, OWNED)],
-        )
-    return state
 
 
 # A fetch may run again after its worker died (the task runs at least once): downloading

@@ -14,19 +14,16 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.db import connections, router, transaction
 from django.utils.functional import cached_property
 
+from messaging_project.core.queries import lock_cache_row
+
 
 class AtomicDatabaseCache(DatabaseCache):
     def incr(self, key, delta=1, version=None):
         db = router.db_for_write(self.cache_model_class)
         connection = connections[db]
-        table = connection.ops.quote_name(self._table)
         cache_key = self.make_and_validate_key(key, version=version)
-        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         with transaction.atomic(using=db):
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"SELECT cache_key FROM {table} WHERE cache_key = %s{lock}", [cache_key]
-                )
+            lock_cache_row(connection, self._table, cache_key)
             return super().incr(key, delta, version)
 
 

@@ -26,6 +26,8 @@ from django.core.signals import setting_changed
 from django.db import connection as default_connection
 from django.db import models
 
+from messaging_project.core import queries
+
 logger = logging.getLogger(__name__)
 
 PREFIX = "fernet:"
@@ -166,25 +168,6 @@ def encrypted_fields(models_registry=None) -> Iterator[tuple[type[models.Model],
                 yield model, field.name
 
 
-def _rows(model, field_name: str, connection, batch: int) -> Iterator[list[tuple]]:
-    """The raw (pk, stored value) pairs of a column, in batches by primary key."""
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    pk = quote(model._meta.pk.column)
-    column = quote(model._meta.get_field(field_name).column)
-    last = None
-    while True:
-        where = "" if last is None else f" WHERE {pk} > %s"
-        sql = f"SELECT {pk}, {column} FROM {table}{where} ORDER BY {pk} LIMIT {int(batch)}"  # noqa: S608
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [] if last is None else [last])
-            rows = cursor.fetchall()
-        if not rows:
-            return
-        yield rows
-        last = rows[-1][0]
-
-
 def rewrite_column(model, field_name: str, change, *, connection=None, batch: int = 500) -> int:
     """Apply `change(stored) -> new stored value or None` to every row's raw value.
 
@@ -192,23 +175,15 @@ def rewrite_column(model, field_name: str, change, *, connection=None, batch: in
     a concurrent save is never overwritten with an older secret. Returns rows changed.
     """
     connection = connection or default_connection
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    pk = quote(model._meta.pk.column)
-    column = quote(model._meta.get_field(field_name).column)
-    update = f"UPDATE {table} SET {column} = %s WHERE {pk} = %s AND {column} = %s"  # noqa: S608
     changed = 0
-    for rows in _rows(model, field_name, connection, batch):
+    for rows in queries.stored_values(connection, model, field_name, batch):
         updates = [
             (new, key, stored)
             for key, stored in rows
             if stored is not None and (new := change(stored)) is not None and new != stored
         ]
         if updates:
-            with connection.cursor() as cursor:
-                for values in updates:
-                    cursor.execute(update, values)
-                    changed += cursor.rowcount
+            changed += queries.replace_stored_values(connection, model, field_name, updates)
     return changed
 
 
@@ -224,16 +199,7 @@ def decrypt_stored(stored: str) -> str | None:
 
 def raw_value(model, pk, field_name: str, *, connection=None) -> str | None:
     """The column as the database holds it (for tests and audits)."""
-    connection = connection or default_connection
-    quote = connection.ops.quote_name
-    sql = (
-        f"SELECT {quote(model._meta.get_field(field_name).column)} "  # noqa: S608
-        f"FROM {quote(model._meta.db_table)} WHERE {quote(model._meta.pk.column)} = %s"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pk])
-        row = cursor.fetchone()
-    return None if row is None else row[0]
+    return queries.stored_value(connection or default_connection, model, pk, field_name)
 
 
 def encrypt_columns(app_label: str, model_name: str, *field_names: str):

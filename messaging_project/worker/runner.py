@@ -44,8 +44,9 @@ from django.db import (
 from django_tasks_db.management.commands.db_worker import Worker as TaskRunner
 from django_tasks_db.models import DBTaskResult
 
-from messaging_project.worker.claims import claim_next, claim_ready, ready_tasks
+from messaging_project.worker.claims import claim_next, ready_tasks
 from messaging_project.worker.models import WorkerHeartbeat
+from messaging_project.worker.queries import claim_ready
 from messaging_project.worker.queues import QUEUES, Queue, run_queues
 from messaging_project.worker.recovery import beat, recover_abandoned_tasks
 from messaging_project.worker.schedule import Scheduler

@@ -19,8 +19,9 @@ from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
 from sending.gateway import FailureKind, GatewayError
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.queries import hold_message_ids
 from sending.services.events import emit_chat, emit_chats
-from sending.services.statuses import apply_kept_statuses, hold_message_ids
+from sending.services.statuses import apply_kept_statuses
 
 logger = logging.getLogger(__name__)
 

@@ -9,16 +9,14 @@ The webhook and the send meet on the message id: both hold a lock on it
 that whichever commits second sees the first one's row.
 """
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
-
 from accounts.models import Organization
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Chat, ChatStatus, ChatStatusEvent
+from sending.queries import any_kept, hold_message_ids
 from sending.services.events import emit_status_updates, move_forward, status_listeners
 from sending.services.webhook_items import (
     WebhookSummary,
@@ -41,25 +39,6 @@ STATUS_RANK = {
 }
 FORWARD = (ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.PLAYED)
 WEBHOOK_STATUSES = {*FORWARD, ChatStatus.FAILED}
-
-
-def hold_message_ids(organization_id: int, wam_ids) -> None:
-    """Transaction-scoped PostgreSQL advisory locks on these message ids of an organization,
-    taken in one order so that two holders cannot deadlock. SQLite needs none: a write
-    transaction there holds the whole database."""
-    if connection.vendor != "postgresql" or not wam_ids:
-        return
-    keys = sorted({message_lock_key(organization_id, wam_id) for wam_id in wam_ids})
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(key) FROM unnest(%s::bigint[]) AS key ORDER BY key",
-            [keys],
-        )
-
-
-def message_lock_key(organization_id: int, wam_id: str) -> int:
-    digest = hashlib.blake2b(f"{organization_id}:{wam_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
@@ -94,24 +73,13 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     emit_status_updates(moved, listeners)
 
 
-# Whether statuses were kept aside for a message id: every send asks as it records its
-# chat, and nearly always none were. Written out: built by the ORM, the statement cost
-# more than running it.
-ANY_KEPT = (
-    f"SELECT 1 FROM {ChatStatusEvent._meta.db_table} "  # noqa: S608
-    "WHERE organization_id = %s AND wam_id = %s AND chat_id IS NULL LIMIT 1"
-)
-
-
 def apply_kept_statuses(chat: Chat) -> int:
     """Attach the statuses that arrived before `chat` was recorded and move it forward.
     Runs in the transaction that records the chat, holding its message id."""
     if not chat.wam_id:
         return 0
-    with connection.cursor() as cursor:
-        cursor.execute(ANY_KEPT, [chat.organization_id, chat.wam_id])
-        if cursor.fetchone() is None:
-            return 0
+    if not any_kept(chat.organization_id, chat.wam_id):
+        return 0
     kept = list(
         ChatStatusEvent.objects.filter(
             organization_id=chat.organization_id, wam_id=chat.wam_id, chat__isnull=True

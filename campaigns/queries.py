@@ -1,0 +1,40 @@
+"""Campaigns' hand-written SQL: the claim of a batch of recipients. Each statement says
+what earns it its place beside the ORM; every one runs on PostgreSQL in the suite
+(tests/campaigns/test_postgres.py)."""
+
+from django.db import connection
+from django.utils import timezone
+
+from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+
+
+def claim_recipients(*, campaign_id: int, worker_id: str, size: int) -> list[Recipient]:
+    """Up to `size` pending recipients, in order, marked `sending` for `worker_id`, only
+    while the campaign runs: one UPDATE ... RETURNING, which the ORM cannot write. The
+    rows are picked with SKIP LOCKED on PostgreSQL (another sender's claim in progress is
+    passed over); SQLite's writes are serialised anyway."""
+    recipients = connection.ops.quote_name(Recipient._meta.db_table)
+    campaigns = connection.ops.quote_name(Campaign._meta.db_table)
+    lock = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    claimed = Recipient.objects.raw(
+        # Materialized: as a plain subquery PostgreSQL may run the LIMIT more than once.
+        f"WITH picked AS MATERIALIZED (SELECT id FROM {recipients} "
+        f"WHERE campaign_id = %s AND status = %s ORDER BY id LIMIT %s{lock}) "
+        f"UPDATE {recipients} SET status = %s, claimed_by = %s, claimed_at = %s, "
+        f"attempts = attempts + 1 "
+        f"WHERE id IN (SELECT id FROM picked) AND status = %s "
+        f"AND EXISTS (SELECT 1 FROM {campaigns} WHERE id = %s AND status = %s) "
+        f"RETURNING *",
+        [
+            campaign_id,
+            RecipientStatus.PENDING,
+            size,
+            RecipientStatus.SENDING,
+            worker_id[:255],
+            timezone.now(),
+            RecipientStatus.PENDING,
+            campaign_id,
+            CampaignStatus.RUNNING,
+        ],
+    )
+    return sorted(claimed, key=lambda recipient: recipient.pk)

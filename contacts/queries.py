@@ -1,0 +1,190 @@
+"""Contacts' hand-written SQL: the live counts kept per block of ids, the plain list's
+page, and the sender's lookup. Each statement says what earns it its place beside the
+ORM; every one runs on PostgreSQL in the suite (tests/contacts/)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+
+from contacts.models import Contact, ContactBlock
+from messaging_project.core.database import Statement
+
+TABLES = {"contact": Contact._meta.db_table, "blocks": ContactBlock._meta.db_table}
+FIELDS = Contact._meta.concrete_fields
+NAMES = [field.attname for field in FIELDS]
+
+# The total's row, or a count where it has not started (contacts written before it or by
+# hand). COALESCE stops at its first value, so the count runs only when the row is missing.
+LIVE_COUNT_SQL = """
+SELECT COALESCE(
+  (SELECT live FROM {blocks} WHERE organization_id = %(org)s AND block = %(total)s),
+  (SELECT COUNT(*) FROM {contact} WHERE organization_id = %(org)s AND deleted_at IS NULL)
+)
+""".format(**TABLES)
+
+# One page of the plain list with the exact total on each row: one query, one snapshot.
+# The page is found by its first id: the subquery skips `skip` entries of the narrow
+# (organization, id) index from `low` on (an index-only scan on PostgreSQL), and the
+# page is then read by primary key. A plain OFFSET would fetch every skipped row, and
+# ORDER BY id LIMIT alone walks the primary key through other organizations' older rows.
+PAGE_SQL = """
+SELECT {columns}, ({live_count}) AS list_total FROM {contact}
+WHERE organization_id = %(org)s AND deleted_at IS NULL AND id >= (
+  SELECT id FROM {contact} WHERE organization_id = %(org)s AND deleted_at IS NULL
+    AND id >= %(low)s
+  ORDER BY id LIMIT 1 OFFSET %(skip)s
+)
+ORDER BY id LIMIT %(limit)s
+""".format(
+    columns=", ".join(field.column for field in FIELDS),
+    live_count=LIVE_COUNT_SQL,
+    **TABLES,
+)
+
+
+# The largest id a contact can have (a 64-bit key): the total's row covers every id.
+MAX_ID = 2**63 - 1
+
+# One row of the statement below: `delta` for the organization's row of one block of ids
+# [low, high), or the start of that row when it has none yet. A missing row is started
+# from a count made in this transaction, so it already includes this transaction's own
+# change; if another transaction starts it at the same time, ON CONFLICT waits for that
+# one to commit and then adds our delta to its count, which could not see our
+# uncommitted row. When the row exists, NOT EXISTS is false, so the count reads no
+# contact at all (and COUNT(*) still yields the one row that goes to ON CONFLICT).
+ADJUST_ROW_SQL = """
+SELECT %s, %s, COUNT(*) FROM {contact}
+WHERE organization_id = %s AND deleted_at IS NULL AND id >= %s AND id < %s
+  AND NOT EXISTS (SELECT 1 FROM {blocks} WHERE organization_id = %s AND block = %s)
+"""
+# Both rows a contact counts in, the total's and its block's, in one statement: a write
+# costs one query, as it did with the total alone, and the two always agree.
+ADJUST_COUNTS_SQL = """
+INSERT INTO {blocks} (organization_id, block, live)
+{total_row} UNION ALL {block_row}
+ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
+"""
+
+# Every row of one organization counted afresh, for contacts loaded in bulk without the
+# services (the benchmark's seed). Not for use while others write its contacts.
+RECOUNT_SQL = """
+INSERT INTO {blocks} (organization_id, block, live)
+SELECT organization_id, %(total)s, COUNT(*) FROM {contact}
+WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id
+UNION ALL
+SELECT organization_id, id / %(size)s, COUNT(*) FROM {contact}
+WHERE organization_id = %(org)s AND deleted_at IS NULL GROUP BY organization_id, id / %(size)s
+"""
+
+
+def literal_sql(template: str, **values: int) -> str:
+    """The template with its tables and integer values in place.
+
+    Integers only, so nothing can be injected; inlined so that PostgreSQL sees the same
+    `id / 1000` in SELECT and GROUP BY whatever the parameter binding.
+    """
+    return template.format(**table_names()) % {name: int(value) for name, value in values.items()}
+
+
+def table_names() -> dict[str, str]:
+    quote = connection.ops.quote_name
+    return {"blocks": quote(ContactBlock._meta.db_table), "contact": quote(Contact._meta.db_table)}
+
+
+def adjust_row(organization_id: int, block: int, low: int, high: int) -> tuple[str, list]:
+    sql = ADJUST_ROW_SQL.format(**table_names())
+    return sql, [organization_id, block, organization_id, low, high, organization_id, block]
+
+
+def live_count_statement(organization_id: int, contact_id: int, delta: int) -> Statement:
+    """The statement that adds `delta` to the total and to the block of `contact_id`."""
+    block = contact_id // ContactBlock.SIZE
+    total_sql, total_params = adjust_row(organization_id, ContactBlock.TOTAL, 0, MAX_ID)
+    block_sql, block_params = adjust_row(
+        organization_id, block, block * ContactBlock.SIZE, (block + 1) * ContactBlock.SIZE
+    )
+    sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
+    return sql, [*total_params, *block_params, delta]
+
+
+def recount_blocks(organization_id: int) -> None:
+    """RECOUNT_SQL for one organization (its rows deleted first by the caller)."""
+    sql = literal_sql(
+        RECOUNT_SQL, org=organization_id, size=ContactBlock.SIZE, total=ContactBlock.TOTAL
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+
+
+def live_contact_count(*, organization_id: int) -> int:
+    """The exact number of the organization's live contacts, without counting them."""
+    with connection.cursor() as cursor:
+        cursor.execute(LIVE_COUNT_SQL, {"org": organization_id, "total": ContactBlock.TOTAL})
+        return cursor.fetchone()[0]
+
+
+def page(
+    *, organization_id: int, low_id: int, skip: int, limit: int
+) -> tuple[list[Contact], int | None]:
+    """PAGE_SQL: up to `limit` live contacts from the `skip`-th at or after `low_id`, and
+    the exact total (None when the page is empty)."""
+    params = {
+        "org": organization_id,
+        "total": ContactBlock.TOTAL,
+        "low": low_id,
+        "skip": skip,
+        "limit": limit,
+    }
+    # The thread's connection, looked up once: each attribute of `connection` looks it up.
+    db = connections[DEFAULT_DB_ALIAS]
+    with db.cursor() as cursor:
+        cursor.execute(PAGE_SQL, params)
+        rows = cursor.fetchall()
+    # Made into contacts as the ORM would, with its converters (on PostgreSQL the address's
+    # JSON alone). A RawQuerySet, which maps the columns to fields anew on every query,
+    # cost a list request 0.27 ms more CPU (in-process, median of 1,400 requests).
+    converters = field_converters(db)
+    contacts = [contact_from_row(db, values, converters) for *values, _total in rows]
+    return contacts, rows[0][-1] if rows else None
+
+
+# The live contact of a WhatsApp user, by number or by user id: every inbound message
+# looks for its sender, and through the ORM building this statement cost about three
+# times running it (docs/performance.md, 2026-11-24). The unique live indexes make it
+# one row at most. No ORDER BY: with it, PostgreSQL without fresh statistics walked the
+# (organization, id) index through every contact of the organization to find the one
+# with this number, ~0.5 ms more per 3,000 contacts (docs/performance.md, 2026-11-25).
+LIVE_BY_SQL = {
+    field: f"SELECT {', '.join(f.column for f in FIELDS)} FROM {TABLES['contact']} "  # noqa: S608
+    f"WHERE organization_id = %s AND {field} = %s AND deleted_at IS NULL LIMIT 1"
+    for field in ("phone", "user_id")
+}
+
+
+def live_contact_by(*, organization_id: int, **identity: str) -> Contact | None:
+    """The organization's live contact with this `phone=` or `user_id=`, if any."""
+    [(field, value)] = identity.items()
+    db = connections[DEFAULT_DB_ALIAS]
+    with db.cursor() as cursor:
+        cursor.execute(LIVE_BY_SQL[field], [organization_id, value])
+        row = cursor.fetchone()
+    return None if row is None else contact_from_row(db, list(row), field_converters(db))
+
+
+def contact_from_row(db, values: list, converters: list) -> Contact:
+    """A contact from its columns (FIELDS' order), with the ORM's `converters`."""
+    for index, convert in converters:
+        values[index] = convert(values[index], None, db)
+    return Contact.from_db(db.alias, NAMES, values)
+
+
+def field_converters(db) -> list[tuple[int, Callable[..., Any]]]:
+    """The converters the ORM applies to each of a contact's columns on the database."""
+    table = Contact._meta.db_table
+    return [
+        (index, converter)
+        for index, field in enumerate(FIELDS)
+        for converter in db.ops.get_db_converters(field.get_col(table))
+        + field.get_db_converters(db)
+    ]
