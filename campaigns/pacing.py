@@ -34,7 +34,7 @@ THROTTLE_PAUSE = timedelta(seconds=2)
 # holds its successor `rate` places later 10 ms less, and lateness fades instead of
 # being handed on for good; and a message may reach the channel up to 10 ms later,
 # after it was written, than the one `rate` places after it without the two sharing a
-# second. 2% sends at 98% of the rate (docs/performance.md has the runs that chose it).
+# second. 2% sends at 98% of the rate.
 MARGIN = 0.02
 # The gate's window, counted from the moment each message was written to the channel.
 GATE_WINDOW = 1.01

@@ -80,7 +80,7 @@ class ContactBlock(models.Model):
     contact falls in, in the same transaction as every create and delete and in one
     statement. The total gives an unfiltered list its exact `meta.total` without
     counting up to a million rows, and the running sum of the blocks takes a deep page
-    to the block holding its first contact (docs/performance.md).
+    to the block holding its first contact.
     """
 
     SIZE = 1000

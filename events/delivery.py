@@ -21,7 +21,7 @@ and posts it, with the same `webhook-id` (at least once; receivers dedupe).
 A failed attempt is retried at `next_attempt_at` per WEBHOOK_RETRY_SCHEDULE, then the
 delivery fails. An idle worker looks for due deliveries every POLL seconds: a NOTIFY
 from the inserting transaction was measured to cost the web process more (PostgreSQL
-serializes the commits that notify) than the look costs the worker (docs/performance.md).
+serializes the commits that notify) than the look costs the worker.
 The worker processes run the queue (`register_queue`, called by events/apps.py).
 """
 

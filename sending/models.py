@@ -184,7 +184,7 @@ class ChatStatusEvent(models.Model):
 
 
 class AutoReplyState(models.TextChoices):
-    # Written by the webhook before 2026-11-24, not tried yet (now the task's first run
+    # Written by the webhook in earlier versions, not tried yet (now the task's first run
     # writes the row, already `sending`).
     PENDING = "pending", "pending"
     SENDING = "sending", "sending"  # a task run claimed it: the send may be under way

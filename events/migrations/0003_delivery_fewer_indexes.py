@@ -1,4 +1,4 @@
-# The deliveries with two indexes fewer (docs/performance.md, 2026-11-25): the endpoint's own
+# The deliveries with two indexes fewer, which nothing read: the endpoint's own
 # (endpoint_deliveries begins with it) and msg_id's LIKE index (a plain unique constraint).
 import django.db.models.deletion
 import events.models

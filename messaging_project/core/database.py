@@ -76,7 +76,7 @@ def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB
 
     A round trip is the dearest part of a short write: on the reference machine a
     trivial statement costs ~0.25 ms of CPU between the two processes, against ~0.04 ms
-    for a row more (docs/performance.md). Django's psycopg cursors bind parameters on
+    for a row more. Django's psycopg cursors bind parameters on
     the client, which lets one execute carry several statements, separated by
     semicolons; with server-side binding (the `server_side_binding` option) PostgreSQL
     refuses that, and they go one by one. So does SQLite, which takes one statement per

@@ -30,7 +30,7 @@ BRAZILIAN_MOBILE_WITHOUT_NINE = re.compile(r"^([1-9][1-9])([6-9][0-9]{7})$")
 # Numbers kept parsed and formatted, by their digits: an inbound message's sender is
 # parsed to store it and parsed again to show it (the contact in its event's body, a
 # page of contacts), and libphonenumber's parse costs more than the rest of a contact's
-# record (docs/performance.md). A few hundred kB at most.
+# record. A few hundred kB at most.
 PARSED_NUMBERS_KEPT = 4096
 
 

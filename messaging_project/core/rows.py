@@ -1,7 +1,7 @@
 """Model instances from the rows of written-out statements.
 
 On the busiest paths a statement is written out rather than built by the ORM, whose
-compiling can cost more than running it (docs/performance.md). Such a statement selects
+compiling can cost more than running it (each app's queries.py). Such a statement selects
 a model's concrete columns in `columns()`' order; `instance()` turns that slice of a row
 into the instance the ORM would have made, its columns converted as the ORM converts
 them (decrypted secrets, JSON, SQLite's dates).

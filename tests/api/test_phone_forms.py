@@ -38,7 +38,7 @@ def test_the_formatted_number_is_international():
 
 def test_a_number_just_stored_is_shown_without_parsing_it_again(monkeypatch):
     """The inbound sender is parsed once: to store it; its event's contact record
-    formats the same parse (docs/performance.md)."""
+    formats the same parse."""
     import phonenumbers
 
     from messaging_project.core import phones

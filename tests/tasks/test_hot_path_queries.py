@@ -1,6 +1,6 @@
 """The statements the busiest paths take, pinned: an inbound message that an auto-reply
 answers (the webhook, then the reply's task). Each is a round trip and CPU on both
-sides; a change that adds one should say why (docs/performance.md)."""
+sides; a change that adds one should say why in its commit message."""
 
 from django.db import connection
 

@@ -67,7 +67,7 @@ class Command(db_worker.Command):
         )
         # What is loaded by now lives as long as the process: kept out of the collector's
         # sight, a full collection takes a few milliseconds instead of stopping every
-        # thread for 40-60 (a campaign's sends held past their turns: docs/performance.md).
+        # thread for 40-60 (a campaign's sends held past their turns).
         gc.collect()
         gc.freeze()
         if reload and not batch:
