@@ -31,22 +31,26 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns import queries
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
-from campaigns.recipients import OPTED_OUT, complete_if_done
+from campaigns.recipients import (
+    OPTED_OUT,
+    complete_if_done,
+    finish,
+    finish_all,
+    mark_dead_claims_unknown,
+)
 from contacts.models import Contact
-from contacts.services import contacts_for_phones, set_opted_out
-from messaging_project.worker.models import WorkerHeartbeat
+from contacts.opt_outs import set_opted_out
+from contacts.services import contacts_for_phones
 from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.services import Outcome, TemplateSend, prepare_template_send, record_answers
 
@@ -343,65 +347,3 @@ def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
     finish(
         recipient, RecipientStatus.FAILED, error=described, chat_id=chat_id, contact_id=contact_id
     )
-
-
-def finish_all(recipients: list[Recipient], status: str, *, error: str) -> None:
-    """The same outcome for several claimed recipients of one batch, in one statement."""
-    if recipients:
-        Recipient.objects.filter(
-            pk__in=[recipient.pk for recipient in recipients],
-            status=RecipientStatus.SENDING,
-            claimed_at=recipients[0].claimed_at,
-        ).update(status=status, error=error)
-
-
-def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> None:
-    """Record a claimed recipient's outcome. Conditional on the claim still being this
-    one (or marked unknown meanwhile by a sender that thought its worker dead: the
-    owner knows better); a pending one is released for another try, a cancelled
-    campaign's skipped."""
-    if status == RecipientStatus.PENDING:
-        values.update(claimed_by="", claimed_at=None)
-    owned = Recipient.objects.filter(
-        pk=recipient.pk,
-        status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN],
-        claimed_at=recipient.claimed_at,
-    )
-    if status != RecipientStatus.PENDING:  # one statement: no transaction of its own
-        owned.update(status=status, error=error, **values)
-        return
-    with transaction.atomic():
-        owned.update(status=status, error=error, **values)
-        # Cancelled meanwhile: it stays unsent.
-        Recipient.objects.filter(
-            pk=recipient.pk,
-            status=RecipientStatus.PENDING,
-            campaign__status=CampaignStatus.CANCELLED,
-        ).update(status=RecipientStatus.SKIPPED)
-
-
-def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:
-    """Claims of workers no longer alive become `unknown`: they may have been sent."""
-    timeout = timedelta(seconds=settings.TASK_WORKER_TIMEOUT)
-    now = timezone.now()
-    alive = WorkerHeartbeat.objects.filter(last_seen__gte=now - timeout).values("worker_id")
-    # A claim that old cannot be a send still under way, whoever made it.
-    ancient = now - timeout - timedelta(seconds=settings.WHATSAPP_TIMEOUT) * 2
-    dead = (
-        Recipient.objects.filter(campaign_id=campaign_id, status=RecipientStatus.SENDING)
-        .exclude(claimed_by=worker_id)
-        .filter(~Q(claimed_by__in=alive) | Q(claimed_at__lt=ancient))
-    )
-    marked = dead.update(
-        status=RecipientStatus.UNKNOWN,
-        error="The worker sending it stopped during the send: WhatsApp may or may not "
-        "have it, so it is not sent again.",
-    )
-    if marked:
-        logger.error(
-            "Campaign %s: %s recipient(s) were being sent by a worker that stopped; their "
-            "outcome is unknown and they are not sent again",
-            campaign_id,
-            marked,
-        )
-    return marked

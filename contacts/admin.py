@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.db.models import Count, Q
 
 from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
-from contacts import services
+from contacts import opt_outs, services
 from contacts.models import Contact, ContactGroup, OptOutWords
 from contacts.representations import ADDRESS_KEYS
 from messaging_project.core.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
@@ -202,7 +202,7 @@ class OptOutWordsAdmin(OrganizationScopedAdmin):
     list_display = ["organization", "stop_words", "start_words"]
 
     def save_through_service(self, request, obj, form, change):
-        words = services.save_opt_out_words(
+        words = opt_outs.save_opt_out_words(
             organization=obj.organization
             if change
             else self.organization_for_new_record(request, form),

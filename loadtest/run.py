@@ -1,5 +1,7 @@
 """`make loadtest`: a bounded load test on loopback, then a consistency check.
 
+(Over 400 lines: one script, read top to bottom: start, load, then every check.)
+
 It starts gunicorn (gthread workers, as `make run` does) against a scratch database
 (PostgreSQL when one answers on 127.0.0.1:5432, else a SQLite file), creates a few
 organizations (the sandbox channel, and one on a loopback Cloud API stand-in), and

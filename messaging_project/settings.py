@@ -1,5 +1,7 @@
 """Settings, read once from the environment.
 
+(Over 400 lines: one file on purpose, so every setting and its default is found here.)
+
 With no environment at all the service runs locally: SQLite under ``var/``, the
 database cache, DEBUG off, and every organization on the sandbox channel.
 Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and ALLOWED_HOSTS.

@@ -1,5 +1,7 @@
 """The WhatsApp Cloud API client: the only code in the service that sends to WhatsApp.
 
+(Over 400 lines: the client, its error mapping and its answer checks are read together.)
+
 One module-level `requests` session keeps connections to Graph alive across
 requests and threads. Every call has explicit connect and read timeouts, and every
 failure (a Graph error object, another HTTP error, an answer that is not JSON, a

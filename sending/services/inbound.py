@@ -44,7 +44,8 @@ from django.db import IntegrityError, transaction
 from accounts.models import Organization
 from canned_replies.matching import find_reply
 from contacts.models import Contact
-from contacts.services import apply_opt_out_words, contact_for_whatsapp_user, move_whatsapp_user
+from contacts.opt_outs import apply_opt_out_words
+from contacts.services import contact_for_whatsapp_user, move_whatsapp_user
 from events.models import Event
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable

@@ -12,8 +12,7 @@ from django_tasks_db.models import DBTaskResult
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import take_turns
-from campaigns.recipients import complete_if_done
-from campaigns.sender import mark_dead_claims_unknown
+from campaigns.recipients import complete_if_done, mark_dead_claims_unknown
 from campaigns.tasks import resume_stalled_campaigns
 from contacts.models import Contact, OptOutWords
 from devtools.cloud_api_server import graph_error
