@@ -11,6 +11,7 @@ from django.utils.text import Truncator
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from accounts.models import Organization
 from canned_replies import services
+from canned_replies.matching import find_reply
 from canned_replies.models import CannedReply, ResponseType
 from messaging_project.core.service_admin import adopt
 
@@ -92,9 +93,6 @@ class CannedReplyAdmin(OrganizationScopedAdmin):
             del form.fields["organization"]
         reply = None
         if form.is_valid():
-            # Imported here: the matching engine is the inbound webhook's, not the admin's.
-            from canned_replies.matching import find_reply
-
             organization = form.cleaned_data.get("organization") or staff_organization(request)
             reply = find_reply(organization=organization, text=form.cleaned_data["message"])
         context = {

@@ -4,6 +4,7 @@ import sys
 
 from django.core.exceptions import DisallowedHost
 from django.http import JsonResponse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,9 +42,7 @@ def not_found(request, exception=None):
     """Unknown paths: JSON under /api/ and /webhooks/, Django's page elsewhere."""
     if is_api_path(request.path):
         return JsonResponse(error_body(404, NOT_FOUND), status=404)
-    from django.views.defaults import page_not_found
-
-    return page_not_found(request, exception)
+    return defaults.page_not_found(request, exception)
 
 
 def bad_request(request, exception=None):
@@ -54,9 +53,7 @@ def bad_request(request, exception=None):
             "Invalid Host header." if isinstance(exception, DisallowedHost) else "Bad Request."
         )
         return JsonResponse(error_body(400, message), status=400)
-    from django.views.defaults import bad_request as default_bad_request
-
-    return default_bad_request(request, exception)
+    return defaults.bad_request(request, exception)
 
 
 def server_error(request):
@@ -66,6 +63,4 @@ def server_error(request):
         if isinstance(exc, UNAVAILABLE_ERRORS):
             return unavailable_json(exc)
         return JsonResponse(error_body(500, SERVER_ERROR), status=500)
-    from django.views.defaults import server_error as default_server_error
-
-    return default_server_error(request)
+    return defaults.server_error(request)

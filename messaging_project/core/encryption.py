@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.db import connection as default_connection
-from django.db import models
+from django.db import migrations, models
 
 from messaging_project.core import queries
 
@@ -156,8 +157,6 @@ class EncryptedTextField(models.TextField):
 def encrypted_fields(models_registry=None) -> Iterator[tuple[type[models.Model], str]]:
     """(model, field name) of every EncryptedTextField column of the installed (or the
     given historical) models."""
-    from django.apps import apps
-
     registry = models_registry or apps
     for model in registry.get_models():
         options = model._meta
@@ -208,7 +207,6 @@ def encrypt_columns(app_label: str, model_name: str, *field_names: str):
     migration of its own after the one whose AlterField makes the columns
     EncryptedTextField: PostgreSQL will not ALTER a table its UPDATEs left pending trigger
     events on, in one transaction (sending 0006 and 0007 are the example)."""
-    from django.db import migrations
 
     def apply(change):
         def run(apps, schema_editor):
