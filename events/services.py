@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from events import queries
-from events.models import Delivery, DeliveryStatus, Endpoint, new_secret
+from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
 from messaging_project.core.database import Statement, execute_together
 
 MAX_ENDPOINTS = 10
@@ -112,7 +112,8 @@ def write_batch(batch: Batch) -> None:
     they were given: one round trip."""
     if connection.needs_rollback:  # the whole transaction is being rolled back
         return
-    execute_together(queries.emission_statements(batch.rows) + batch.statements)
+    insert_emissions(batch.rows)
+    execute_together(batch.statements)
     batch.rows.clear()
     batch.statements.clear()
 
@@ -134,6 +135,19 @@ def at_batch_end(sql: str, params: Sequence[Any]) -> None:
         execute_together([(sql, params)])
     else:
         batch.statements.append((sql, params))
+
+
+def insert_emissions(rows: list[Row]) -> None:
+    """The emissions (endpoints, event, body), stamped now, in one insert; none without
+    rows (every batch asks, most have none)."""
+    if rows:
+        now = timezone.now()
+        Emission.objects.bulk_create(
+            [
+                Emission(endpoints=pk, event=event, body=body, created_at=now)
+                for pk, event, body in rows
+            ]
+        )
 
 
 class Listener(NamedTuple):
@@ -205,7 +219,7 @@ def emit_events(
     rows = [(listeners, str(event), body) for body in bodies]
     batch = in_batch()
     if batch is None:
-        execute_together(queries.emission_statements(rows))
+        insert_emissions(rows)
     else:
         batch.rows.extend(rows)
     return len(rows) * len(endpoints)

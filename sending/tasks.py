@@ -25,7 +25,7 @@ from django_tasks import task
 from messaging_project.worker.retries import retry_later
 from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
-from sending.queries import claimed_reply, finish_reply, write_claim
+from sending.queries import OWNED, claimed_reply, write_claim
 from sending.services import SendFailed, send_media, send_message
 from sending.services import media as inbound_media
 
@@ -99,8 +99,10 @@ def not_claimed(auto_reply_id: int) -> str:
 
 
 def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") -> str:
-    """Record how the run that owns the reply ended."""
-    finish_reply(auto_reply.pk, state, reply_id=reply.pk if reply else None, error=error)
+    """Record how the run that owns the reply ended: only while a run owns it (OWNED)."""
+    AutoReply.objects.filter(pk=auto_reply.pk, state__in=OWNED).update(
+        state=state, reply=reply, last_error=error, updated_at=timezone.now()
+    )
     return state
 
 
