@@ -85,10 +85,7 @@ def draw(report: dict, path: Path) -> None:
             for column in range(5):
                 drawn[row, column].set_facecolor(colour)
     m = report["machine"]
-    figure.suptitle(
-        f"make bench: {', '.join(report['scenarios'])} on {m['cpus']} cores "
-        f"({report['started_at']})"
-    )
+    figure.suptitle(f"make bench: {', '.join(report['scenarios'])} on {m['cpus']} cores")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
