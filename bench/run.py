@@ -1,6 +1,6 @@
 """`make bench`: every scenario in one run, or the ones named (`make bench ONLY=events`).
 
-    .venv/bin/python -m bench.run                    # every scenario, about 20 minutes
+    .venv/bin/python -m bench.run                    # every scenario, about 15 minutes
     .venv/bin/python -m bench.run --only api,send    # some of them
     .venv/bin/python -m bench.run --quick            # CI's smoke run: small data, short
 
