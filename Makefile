@@ -13,7 +13,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test test-fast lint format bench bench-quick bench-media bench-events bench-instructions bench-campaigns loadtest
+.PHONY: install run test test-fast lint format bench bench-quick loadtest
 
 install: $(STAMP)
 
@@ -52,36 +52,23 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# The benchmark (docs/performance.md): scratch PostgreSQL database, `make run`, wrk.
+# The benchmark (docs/performance.md): every scenario, each on its own scratch PostgreSQL
+# database and `make run`, driven by wrk; or those named, `make bench ONLY=events,send`.
+# Writes bench/results/latest.json and docs/img/bench.png.
 BENCH_STAMP := $(VENV)/.bench-installed
+BENCH_ONLY := $(if $(ONLY),--only $(ONLY))
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check ".[test,bench]"
 	touch $(BENCH_STAMP)
 
 bench: install $(BENCH_STAMP)
-	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python -m bench.run $(BENCH_ONLY) $(BENCH_ARGS)
 
-# A smoke run for CI: small data, two seconds a scenario; never fails on timing.
+# The smoke run CI makes: small data, a few seconds a scenario; fails when a scenario
+# fails, never on a target. Writes bench/results/quick.json.
 bench-quick: install $(BENCH_STAMP)
-	$(BIN)/python bench/run.py --quick $(BENCH_ARGS)
-
-# Inbound media (docs/media.md): a 5 MB video, the webhook's answer and the worker's memory.
-bench-media: install
-	$(BIN)/python -m bench.media $(BENCH_ARGS)
-
-# Event webhooks' fan-out and throughput (docs/events.md), and campaigns' pacing at the
-# stand-in (docs/campaigns.md); each on a scratch PostgreSQL database.
-bench-events: install
-	$(BIN)/python -m bench.events $(BENCH_ARGS)
-
-# The inbound webhook's Python instructions with and without event endpoints, counted by
-# valgrind's callgrind: the same to 0.1% whatever else the machine does (docs/performance.md).
-bench-instructions: install
-	$(BIN)/python -m bench.instructions $(BENCH_ARGS)
-
-bench-campaigns: install
-	$(BIN)/python -m bench.campaigns $(BENCH_ARGS)
+	$(BIN)/python -m bench.run --quick $(BENCH_ONLY) $(BENCH_ARGS)
 
 # The load test (docs/reliability.md): a scratch database, gunicorn, a fixed number of
 # mixed requests on loopback, then a consistency check; non-zero when anything is off.

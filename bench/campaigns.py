@@ -1,25 +1,16 @@
-"""The campaign scenario of `make bench`'s issue 17 targets, measured at the stand-in.
+"""The `campaigns` scenario: a campaign's pace, measured where the messages arrive.
 
-One organization sends a template to N numbers (10,000) at a rate (80) through the Cloud
-API stand-in with its 200 ms delay (bench/cloud_stub.py, which writes down when each
-send arrives). From those arrivals: the messages per second sustained, the most that
-arrived in any one-second window, the total time, and any number sent twice. Meanwhile
-a probe calls the API's no-op (`GET /api/me`) 20 times a second; its p99 is compared
-with the same probe's while idle. Then two organizations' campaigns run at once, each
-at its own rate, and each is measured on its own.
-
-    .venv/bin/python -m bench.campaigns [--recipients 10000] [--rate 80] [--quick]
-
-It makes a scratch PostgreSQL database and runs the site as `make run` does (honcho:
-gunicorn and one worker).
+One organization sends a template to 10,000 numbers at rate 80 through the Cloud API
+stand-in with its 200 ms delay (bench/cloud_stub.py, which writes down when each send
+arrives, by the kernel's receive time). From those arrivals: the messages per second
+sustained, the most that arrived within any one second, the total time, and any number
+sent twice. Meanwhile a probe calls the API's no-op (`GET /api/me`) 20 times a second;
+its p99 is compared with the same probe's while idle. Then two organizations' campaigns
+run at once, at 80 and 40, each measured on its own. The site runs as `make run` runs
+it, with 8 threads per gunicorn worker and one task worker.
 """
 
-import argparse
 import json
-import math
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -27,19 +18,24 @@ from pathlib import Path
 import requests
 
 from bench import cpu
+from bench.load import busy_cpu_seconds, percentile
+from bench.payloads import ACCESS_TOKEN
+from bench.report import target
+from bench.stack import Stack, log
 
-ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = {"name": "order_update", "language": {"code": "en_US"}}
-
-SEED = """
+FULL = {"recipients": 10_000, "rate": 80, "two_recipients": 2_000, "idle_s": 30}
+QUICK = {"recipients": 400, "rate": 80, "two_recipients": 200, "idle_s": 3}
+TWO_RATES = (80, 40)
+SEED = f"""
 import json
 from accounts.services import create_organization, issue_token
 from sending.services import configure_channel
-out = {}
+out = {{}}
 for n, name in enumerate(("Bench campaigns A", "Bench campaigns B")):
     org = create_organization(name=name)
-    configure_channel(organization=org, phone_number_id=f"10000000000000{n}",
-                      access_token="bench-token")
+    configure_channel(organization=org, phone_number_id=f"10000000000000{{n}}",
+                      access_token="{ACCESS_TOKEN}")
     out[name[-1]] = issue_token(organization=org, name="bench").token
 print(json.dumps(out))
 """
@@ -47,13 +43,6 @@ print(json.dumps(out))
 
 def numbers(prefix: str, count: int) -> list[str]:
     return [f"+49{prefix}{n:08d}" for n in range(count)]
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 class Probe:
@@ -170,27 +159,23 @@ def wait_done(base: str, token: str, uuid_: str, timeout: float) -> dict:
         time.sleep(1)
 
 
-def scenario_one(base, tokens, arrivals_path, recipients: int, rate: int) -> dict:
-    from bench.autoreply import busy_cpu_seconds
-
-    # 30 s idle: 600 samples, so that the idle p99 is not one or two slow requests.
-    with Probe(base, tokens["A"]) as idle:
-        time.sleep(30)
+def one_campaign(stack: Stack, tokens: dict, config: dict) -> dict:
+    recipients, rate = config["recipients"], config["rate"]
+    # 600 samples in the full run, so that the idle p99 is not one or two slow requests.
+    with Probe(stack.base, tokens["A"]) as idle:
+        time.sleep(config["idle_s"])
     phones = numbers("151", recipients)
     before, busy_before, started = cpu.snapshot(), busy_cpu_seconds(), time.monotonic()
-    with Probe(base, tokens["A"]) as during:
-        uuid_ = create_campaign(base, tokens["A"], phones, rate)
-        shown = wait_done(base, tokens["A"], uuid_, recipients / rate * 2 + 60)
+    with Probe(stack.base, tokens["A"]) as during:
+        uuid_ = create_campaign(stack.base, tokens["A"], phones, rate)
+        shown = wait_done(stack.base, tokens["A"], uuid_, recipients / rate * 2 + 60)
     spent = cpu.spent(before, cpu.snapshot())
     busy_cores = (busy_cpu_seconds() - busy_before) / (time.monotonic() - started)
-    row = measured(read_arrivals(arrivals_path), phones, rate)
+    row = measured(read_arrivals(stack.arrivals), phones, rate)
     row.update(
         # Where the CPU went, per message (bench/cpu.py; the probe is the driver).
-        # (PostgreSQL's backends that ended, with the senders' connections, are missing.)
         cpu_ms_per_message={kind: round(ms / recipients, 1) for kind, ms in spent.items()},
-        # The whole machine's busy cores meanwhile (of os.cpu_count()).
-        busy_cores=round(busy_cores, 2),
-        name="campaign",
+        busy_cores=round(busy_cores, 2),  # the whole machine's, meanwhile
         counts={k: shown[k] for k in ("status", "total", "sent", "failed", "unknown")},
         noop_idle=idle.summary(),
         noop_during=during.summary(),
@@ -198,73 +183,56 @@ def scenario_one(base, tokens, arrivals_path, recipients: int, rate: int) -> dic
     return row
 
 
-def scenario_two(base, tokens, arrivals_path, recipients: int, rates=(80, 40)) -> dict:
+def two_campaigns(stack: Stack, tokens: dict, recipients: int) -> dict:
     phones = {"A": numbers("152", recipients), "B": numbers("153", recipients)}
+    rates = dict(zip(("A", "B"), TWO_RATES, strict=True))
     uuids = {
-        org: create_campaign(base, tokens[org], phones[org], rate)
-        for org, rate in zip(("A", "B"), rates, strict=True)
+        org: create_campaign(stack.base, tokens[org], phones[org], rate)
+        for org, rate in rates.items()
     }
-    for org, rate in zip(("A", "B"), rates, strict=True):
-        wait_done(base, tokens[org], uuids[org], recipients / rate * 2 + 60)
-    arrivals = read_arrivals(arrivals_path)
+    for org, rate in rates.items():
+        wait_done(stack.base, tokens[org], uuids[org], recipients / rate * 2 + 60)
+    arrivals = read_arrivals(stack.arrivals)
+    return {org: measured(arrivals, phones[org], rate) for org, rate in rates.items()}
+
+
+def run(template: str, quick: bool) -> dict:
+    config = QUICK if quick else FULL
+    with Stack(template, seed=SEED, use_redis=False, threads=8) as stack:
+        tokens = json.loads(stack.seeded)
+        stack.wait_drained("before the campaign")
+        one = one_campaign(stack, tokens, config)
+        log(f"campaign: {json.dumps(one)}")
+        stack.wait_drained("before the two campaigns")
+        two = two_campaigns(stack, tokens, config["two_recipients"])
+        log(f"two campaigns: {json.dumps(two)}")
+    rate, expected = config["rate"], one["expected_seconds"]
+    sustained, seconds = one["sustained_per_s"] or 0.0, one["seconds"]
+    twice = one["sent_twice"] + two["A"]["sent_twice"] + two["B"]["sent_twice"]
+    idle, during = one["noop_idle"]["p99_ms"], one["noop_during"]["p99_ms"]
+    slowdown = round(during / max(0.1, idle), 2)
+    name = f"campaign at {rate}/s"
     return {
-        "name": "two_organizations",
-        **{
-            org: measured(arrivals, phones[org], rate)
-            for org, rate in zip(("A", "B"), rates, strict=True)
+        "targets": {
+            "campaigns: numbers sent twice": target(twice, twice == 0, goal="0"),
+            f"{name}: messages per second sustained": target(
+                sustained, abs(sustained - rate) <= 2, goal=f"{rate} +- 2"
+            ),
+            f"{name}: total seconds, against recipients / rate": target(
+                seconds, abs(seconds - expected) <= 0.05 * expected, goal=f"{expected:g} +- 5%"
+            ),
+            f"{name}: most arrivals within one second": target(
+                one["busiest_second"], one["busiest_second"] <= rate, goal=f"<= {rate}"
+            ),
+            f"{name}: API no-op p99 during / idle": target(slowdown, slowdown <= 2, goal="<= 2"),
+            **{
+                f"two campaigns at once: most arrivals within one second at {r}/s": target(
+                    two[org]["busiest_second"], two[org]["busiest_second"] <= r, goal=f"<= {r}"
+                )
+                for org, r in zip(("A", "B"), TWO_RATES, strict=True)
+            },
         },
+        "config": config,
+        "campaign": one,
+        "two_campaigns": two,
     }
-
-
-def main() -> None:
-    from bench.autoreply import start_server
-    from bench.processes import (
-        migrate_and_seed,
-        scenario_environment,
-        start_stand_in,
-        stop_process_groups,
-    )
-    from bench.run import create_database, drop_database, free_port, wait_for
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--recipients", type=int, default=10_000)
-    parser.add_argument("--rate", type=int, default=80)
-    parser.add_argument("--two-recipients", type=int, default=2_000)
-    parser.add_argument("--quick", action="store_true", help="1,000 and 400 recipients")
-    args = parser.parse_args()
-    if args.quick:
-        args.recipients, args.two_recipients = 1_000, 400
-    scratch = Path(tempfile.mkdtemp(prefix="bench-campaigns-"))
-    db_name, db_url = create_database()
-    processes: list[subprocess.Popen] = []
-    try:
-        env = scenario_environment(
-            db_url,
-            scratch,
-            REDIS_URL="",
-            API_RATE_LIMIT="100000000",
-            WORKERS="2",
-            THREADS="8",
-        )
-        tokens = json.loads(migrate_and_seed(ROOT, env, SEED).strip().splitlines()[-1])
-        stub, stub_port, arrivals_path = start_stand_in(scratch)
-        processes.append(stub)
-        port = free_port()
-        env["WHATSAPP_GRAPH_URL"] = f"http://127.0.0.1:{stub_port}/v21.0"
-        log = (scratch / "server.log").open("w")
-        processes.append(start_server(ROOT, env, port, log))
-        wait_for(port, "the server")
-        base = f"http://127.0.0.1:{port}"
-        time.sleep(3)  # the worker starts after the web process answers
-        rows = [scenario_one(base, tokens, arrivals_path, args.recipients, args.rate)]
-        print(json.dumps(rows[-1]), flush=True)
-        rows.append(scenario_two(base, tokens, arrivals_path, args.two_recipients))
-        print(json.dumps(rows[-1]), flush=True)
-    finally:
-        stop_process_groups(processes)
-        drop_database(db_name)
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,162 +1,91 @@
-"""The event webhooks scenario of the benchmark (docs/events.md, docs/performance.md).
+"""The `events` scenario: event webhooks to an organization's endpoints (docs/events.md).
 
 - **Fan-out**: inbound messages, each from a new sender, at a fixed rate (an open loop)
   to an organization with two endpoints on a loopback receiver that answers in 50 ms.
   Every `message.received` must reach both endpoints; the latency of a delivery is its
   arrival at the receiver minus the moment the inbound webhook's 200 came back.
-- **Throughput**: inbound-message webhooks as fast as 8 wrk connections go, with the
-  two endpoints and with them turned off, in 16 pairs of 3 s rounds (off, on, on,
-  off...), with statistics gathered before each as autovacuum would; the ratio is the
-  cost of emitting.
+- **Throughput**: inbound-message webhooks as fast as 8 wrk connections go, with the two
+  endpoints on and off, in pairs of short rounds (off, on, on, off...), with statistics
+  gathered before each as autovacuum would; the ratio is the cost of emitting. Once
+  with the worker stopped (SIGSTOP) through the rounds, so that the web process is
+  measured alone, and once with the worker delivering meanwhile on the same cores.
 - **Receiver down**: another organization's endpoint whose receiver only starts after
-  `--down-seconds`; every event must arrive once it is up, none twice. The retry
-  schedule is shortened for it (WEBHOOK_RETRY_SCHEDULE=2,5,10,20,40,80): the default
-  waits 5 minutes before the third attempt.
+  a while; every event must arrive once it is up, none twice. The retry schedule is
+  shortened for it (WEBHOOK_RETRY_SCHEDULE=2,5,10,20,40,80): the default waits 5
+  minutes before the third attempt.
 
-The endpoints subscribe to `message.received` only: each inbound message from a new
-sender is also a `contact.created`, which would double the deliveries without
-measuring anything new.
-
-    .venv/bin/python -m bench.events                     # 1,000 messages at 100/s
-    .venv/bin/python -m bench.events --messages 200 --rate 50 --down-seconds 10
+The endpoints subscribe to `message.received` only: each message from a new sender is
+also a `contact.created`, which would double the deliveries without measuring anything
+new.
 """
 
-import argparse
 import json
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
-import psycopg
+from bench.load import busy_cpu_seconds, drive, percentile, wrk_once
+from bench.payloads import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID, signed_messages
+from bench.report import target
+from bench.stack import Stack, log, stopped
+from devtools.loopback import free_port
+from devtools.webhook_receiver import WebhookReceiver
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.autoreply import (  # noqa: E402
-    APP_SECRET,
-    busy_cpu_seconds,
-    drive,
-    percentile,
-    signed_messages,
-    start_server,
-)
-from bench.processes import (  # noqa: E402
-    migrate_and_seed,
-    scenario_environment,
-    stop_process_groups,
-    stopped,
-    worker_pids,
-)
-from devtools.loopback import free_port, reachable, wait_until_listening  # noqa: E402
-from devtools.webhook_receiver import WebhookReceiver  # noqa: E402
-
-SEED = """
-import sys
+FULL = {"messages": 1000, "rate": 100, "round_s": 3, "pairs": 16, "down": 100, "down_s": 30}
+QUICK = {"messages": 100, "rate": 50, "round_s": 1, "pairs": 2, "down": 20, "down_s": 5}
+SEED = f"""
 from accounts.services import create_organization
 from events.services import create_endpoint
 from sending.services import configure_channel
 fan_out = create_organization(name="Bench events")
 down = create_organization(name="Bench events, receiver down")
 for org in (fan_out, down):
-    configure_channel(organization=org, phone_number_id="100000000000001",
-                      access_token="bench-token", app_secret="{secret}")
+    configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
+                      access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}")
 for n in (1, 2):
-    create_endpoint(organization=fan_out, url="{url}/" + str(n), events=["message.received"])
-create_endpoint(organization=down, url="{down_url}", events=["message.received"])
+    create_endpoint(organization=fan_out, url="{{url}}/" + str(n), events=["message.received"])
+create_endpoint(organization=down, url="{{down_url}}", events=["message.received"])
 print(fan_out.uuid, down.uuid)
 """
-
-
-def log(message: str) -> None:
-    print(f"[bench events {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 def received(receiver: WebhookReceiver) -> list[tuple[str, str, str, float]]:
     """(path, webhook-id, sender phone, arrival) of each request the receiver got."""
     found = []
     for request in list(receiver.requests):
-        body = json.loads(request.body)
-        found.append(
-            (
-                request.path,
-                request.headers["webhook-id"],
-                body["data"]["contact"]["phone"],
-                request.at,
-            )
-        )
+        phone = json.loads(request.body)["data"]["contact"]["phone"]
+        found.append((request.path, request.headers["webhook-id"], phone, request.at))
     return found
 
 
-def wait_for_deliveries(receiver: WebhookReceiver, expected: int, timeout: float) -> float:
-    """Seconds until `expected` requests had arrived (or the timeout passed)."""
-    started = time.monotonic()
-    receiver.wait_for(expected, timeout)
-    return round(time.monotonic() - started, 1)
-
-
-def fan_out(base: str, organization: str, receiver: WebhookReceiver, *, messages, rate) -> dict:
+def fan_out(stack: Stack, organization: str, receiver: WebhookReceiver, config: dict) -> dict:
     receiver.requests.clear()
     phone_base = 447_600_000_000 + int(time.time()) % 100_000 * 1000
+    url = f"{stack.base}/webhooks/whatsapp/{organization}"
     cpu_before = busy_cpu_seconds()
-    sent = drive(f"{base}/webhooks/whatsapp/{organization}", rate, messages / rate, phone_base)
+    sent = drive(url, config["rate"], config["messages"] / config["rate"], phone_base)
     answered = {phone: at + took for phone, at, status, took in sent if 200 <= status < 300}
-    settled = wait_for_deliveries(receiver, 2 * len(sent), timeout=120)
-    cpu = busy_cpu_seconds() - cpu_before
+    waited = time.monotonic()
+    receiver.wait_for(2 * len(sent), timeout=120)
+    settled = round(time.monotonic() - waited, 1)
+    busy = busy_cpu_seconds() - cpu_before
     got = received(receiver)
     latencies = [at - answered[phone] for _, _, phone, at in got if phone in answered]
-    per_endpoint = Counter(path for path, *_ in got)
     ids = Counter((path, msg_id) for path, msg_id, *_ in got)
-    phones = {(path, phone) for path, _, phone, _ in got}
     expected = {(f"/hook/{n}", phone) for phone in answered for n in (1, 2)}
     return {
-        "name": "events_fan_out",
         "messages": len(sent),
-        "webhook_non_2xx": sum(1 for _, _, status, _ in sent if not 200 <= status < 300),
-        "deliveries_expected": 2 * len(answered),
+        "webhook_non_2xx": len(sent) - len(answered),
+        "deliveries_expected": len(expected),
         "deliveries_received": len(got),
-        "missing": len(expected - phones),
+        "missing": len(expected - {(path, phone) for path, _, phone, _ in got}),
         "duplicates": sum(count - 1 for count in ids.values()),
-        "per_endpoint": dict(per_endpoint),
         "p50_ms": round(percentile(latencies, 50) * 1000, 1),
         "p99_ms": round(percentile(latencies, 99) * 1000, 1),
         "max_ms": round(max(latencies, default=0) * 1000, 1),
         "webhook_p99_ms": round(percentile([t for *_, t in sent], 99) * 1000, 1),
         "settled_after_last_send_s": settled,
-        "cpu_ms_per_message": round(cpu * 1000 / max(1, len(sent)), 1),
+        "cpu_ms_per_message": round(busy * 1000 / max(1, len(sent)), 1),
     }
-
-
-def closed_loop(base: str, path: str, seconds: float, scratch: Path) -> dict:
-    """Inbound-message webhooks as fast as 8 connections go, each from a new sender;
-    requests a second. Sent by wrk, whose CPU is a tenth of a Python client's: on two
-    cores the client's share is taken from the server it measures."""
-    from bench.run import wrk_once
-
-    phone_base = 447_500_000_000 + int(time.time() * 10) % 90_000 * 1000  # 1,000 a 0.1 s
-    run = wrk_once(
-        base,
-        method="POST",
-        path=path,
-        signed=signed_messages(int(seconds * 1000), phone_base),
-        connections=8,
-        duration=seconds,
-        scratch=scratch,
-    )
-    errors = sum(run["errors"].values())
-    return {"rps": round(run["requests"] / (run["duration_us"] / 1e6), 1), "errors": errors}
-
-
-def set_endpoints_active(database_url: str, organization: str, active: bool) -> None:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(
-            "UPDATE events_endpoint SET is_active = %s WHERE organization_id = "
-            "(SELECT id FROM accounts_organization WHERE uuid = %s)",
-            [active, organization],
-        )
 
 
 def abba(pairs: int) -> list[bool]:
@@ -166,56 +95,50 @@ def abba(pairs: int) -> list[bool]:
     return [(n % 4) in (1, 2) for n in range(2 * pairs)]
 
 
-def analyze(database_url: str) -> None:
-    """What autovacuum would have done by now: statistics for the tables the run grows.
-    This machine's PostgreSQL runs without autovacuum (production's runs with it), and
-    without statistics the planner's choice for the sender's lookup flips, somewhere
-    between 20,000 and 30,000 contacts, to a walk of every contact of the organization
-    (15 ms at 30,000): the rounds after that point measured the flip, not the emission."""
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("ANALYZE")
+def set_endpoints_active(stack: Stack, organization: str, active: bool) -> None:
+    stack.sql(
+        "UPDATE events_endpoint SET is_active = %s WHERE organization_id = "
+        "(SELECT id FROM accounts_organization WHERE uuid = %s) RETURNING 1",
+        [active, organization],
+    )
 
 
-def pending_deliveries(database_url: str) -> int:
-    """The deliveries not yet finished, and the events not yet fanned out into theirs."""
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        query = (
-            "SELECT (SELECT count(*) FROM events_delivery WHERE status = 'pending')"
-            " + (SELECT count(*) FROM events_emission)"
-        )
-        return conn.execute(query).fetchone()[0]
-
-
-def throughput(
-    base, organization, database_url, server, seconds, pairs, scratch, *, pause_worker
-) -> dict:
-    """The web process's webhook throughput without and with the two endpoints, in
-    `pairs` pairs of short rounds (abba()). Rounds of one kind differ by up to 30% on
-    this machine, more than the effect measured, so the ratio is that of the sums over
-    many rounds, with the spread of the pairs' own ratios beside it.
-    With `pause_worker` the worker is stopped (SIGSTOP) through every round, so the web
-    process is measured alone; the deliveries queued meanwhile are made afterwards."""
+def throughput(stack: Stack, organization: str, config: dict, *, pause_worker: bool) -> dict:
+    """The webhook's throughput without and with the two endpoints, in pairs of short
+    rounds (abba()). Rounds of one kind differ by up to 30% on a shared machine, more
+    than the effect measured, so the ratio is that of the sums over many rounds, with
+    the spread of the pairs' own ratios beside it. Statistics are gathered before each
+    round: without them the planner's choice for the sender's lookup flips, between
+    20,000 and 30,000 contacts, to a walk of every contact of the organization."""
     path = f"/webhooks/whatsapp/{organization}"
-    workers = worker_pids(server) if pause_worker else []
+    seconds = config["round_s"]
     rounds = []
-    with stopped(workers, database_url):
-        for active in abba(pairs):
-            set_endpoints_active(database_url, organization, active)
-            analyze(database_url)
-            rounds.append((active, closed_loop(base, path, seconds, scratch)))
+    stack.wait_drained("before the throughput rounds")
+    with stopped(stack.worker_pids() if pause_worker else [], stack.url):
+        for active in abba(config["pairs"]):
+            set_endpoints_active(stack, organization, active)
+            stack.analyze()
+            phone_base = 447_500_000_000 + int(time.time() * 10) % 90_000 * 1000
+            run = wrk_once(
+                stack.base,
+                method="POST",
+                path=path,
+                signed=signed_messages(int(seconds * 1000), phone_base),
+                connections=8,
+                duration=seconds,
+                scratch=stack.scratch,
+            )
+            rps = round(run["requests"] / (run["duration_us"] / 1e6), 1)
+            rounds.append((active, rps, sum(run["errors"].values())))
             if not pause_worker:
                 time.sleep(1)  # the worker's backlog, not the next round's
-    set_endpoints_active(database_url, organization, True)
-    deadline = time.monotonic() + 300
-    while pending_deliveries(database_url) and time.monotonic() < deadline:
-        time.sleep(1)  # the worker catches up before the next scenario
-    without = [r["rps"] for active, r in rounds if not active]
-    with_ = [r["rps"] for active, r in rounds if active]
+    set_endpoints_active(stack, organization, True)
+    without = [rps for active, rps, _ in rounds if not active]
+    with_ = [rps for active, rps, _ in rounds if active]
     pair_ratios = sorted(on / max(0.1, off) for on, off in zip(with_, without, strict=True))
     return {
-        "name": "events_webhook_throughput" + ("_web_alone" if pause_worker else ""),
-        "worker_paused": bool(workers),
-        "rounds_s": seconds,
+        "worker_paused": pause_worker,
+        "round_s": seconds,
         "rps_without_endpoints": without,
         "rps_with_two_endpoints": with_,
         "ratio": round(sum(with_) / max(0.1, sum(without)), 3),
@@ -224,113 +147,72 @@ def throughput(
             round(percentile(pair_ratios, 50), 3),
             round(pair_ratios[-1], 3),
         ],
-        "errors": sum(r["errors"] for _, r in rounds),
+        "errors": sum(errors for *_, errors in rounds),
+        "drained_after_s": stack.wait_drained("after the throughput rounds"),
     }
 
 
-def receiver_down(base, organization, port, *, messages, rate, down_seconds) -> dict:
-    url = f"{base}/webhooks/whatsapp/{organization}"
+def receiver_down(stack: Stack, organization: str, port: int, config: dict) -> dict:
+    url = f"{stack.base}/webhooks/whatsapp/{organization}"
     phone_base = 447_400_000_000 + int(time.time()) % 100_000 * 1000
+    stack.wait_drained("before the receiver-down run")
     started = time.monotonic()
-    sent = drive(url, rate, messages / rate, phone_base)
+    sent = drive(url, 10, config["down"] / 10, phone_base)
     phones = {phone for phone, _, status, _ in sent if 200 <= status < 300}
-    time.sleep(max(0.0, down_seconds - (time.monotonic() - started)))
+    time.sleep(max(0.0, config["down_s"] - (time.monotonic() - started)))
     with WebhookReceiver(port=port) as receiver:
-        log(f"  the receiver is up after {time.monotonic() - started:.0f} s")
         up = time.monotonic()
         receiver.wait_for(len(phones), timeout=300)
         all_in = round(time.monotonic() - up, 1)
         time.sleep(5)  # anything arriving twice would come now
         got = received(receiver)
     ids = Counter(msg_id for _, msg_id, _, _ in got)
+    arrived = {phone for _, _, phone, _ in got}
     return {
-        "name": "events_receiver_down",
         "messages": len(sent),
-        "down_s": down_seconds,
-        "delivered": len({phone for _, _, phone, _ in got} & phones),
-        "missing": len(phones - {phone for _, _, phone, _ in got}),
+        "down_s": config["down_s"],
+        "delivered": len(arrived & phones),
+        "missing": len(phones - arrived),
         "duplicates": sum(count - 1 for count in ids.values()),
         "all_delivered_after_up_s": all_in,
     }
 
 
-def main() -> None:
-    from bench.run import REDIS_PORT, create_database, drop_database, ensure_wrk
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--throughput-seconds", type=float, default=3, help="seconds a round")
-    parser.add_argument("--throughput-pairs", type=int, default=16, help="rounds of each kind")
-    parser.add_argument("--down-messages", type=int, default=100)
-    parser.add_argument("--down-seconds", type=float, default=30)
-    args = parser.parse_args()
-    ensure_wrk()
-    scratch = Path(tempfile.mkdtemp(prefix="bench-events-"))
-    db_name, db_url = create_database()
-    processes: list[subprocess.Popen] = []
-    try:
-        with WebhookReceiver(delay=0.05) as receiver:
-            down_port = free_port()
-            env = scenario_environment(
-                db_url,
-                scratch,
-                REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/12" if reachable(REDIS_PORT) else "",
-                WEBHOOK_ALLOW_PRIVATE_URLS="true",
-                WEBHOOK_RETRY_SCHEDULE="2,5,10,20,40,80",
-            )
-            seed = SEED.format(
-                secret=APP_SECRET,
-                url=receiver.url,
-                down_url=f"http://127.0.0.1:{down_port}/hook",
-            )
-            fan_org, down_org = migrate_and_seed(ROOT, env, seed).split()[-2:]
-            port = free_port()
-            server_log = (scratch / "server.log").open("w")
-            processes.append(start_server(ROOT, env, port, server_log))
-            if not wait_until_listening(port, timeout=120):
-                raise SystemExit("the server did not start")
-            base = f"http://127.0.0.1:{port}"
-            time.sleep(3)  # the worker starts after the web process answers
-            drive(f"{base}/webhooks/whatsapp/{fan_org}", 10, 2, 447_300_000_000)  # warm-up
+def run(template: str, quick: bool) -> dict:
+    config = QUICK if quick else FULL
+    down_port = free_port()
+    settings = {"WEBHOOK_ALLOW_PRIVATE_URLS": "true", "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,40,80"}
+    with WebhookReceiver(delay=0.05) as receiver:
+        seed = SEED.format(url=receiver.url, down_url=f"http://127.0.0.1:{down_port}/hook")
+        with Stack(template, seed=seed, stand_in=False, **settings) as stack:
+            fan_org, down_org = stack.seeded.split()
+            drive(f"{stack.base}/webhooks/whatsapp/{fan_org}", 10, 2, 447_300_000_000)
             receiver.wait_for(40, timeout=30)
-            rows = []
-            log(f"fan-out: {args.messages} messages at {args.rate:g}/s, two endpoints")
-            rows.append(fan_out(base, fan_org, receiver, messages=args.messages, rate=args.rate))
-            log(json.dumps(rows[-1]))
-            for pause_worker in (True, False):
-                log(f"webhook throughput with and without the endpoints ({pause_worker=})")
-                rows.append(
-                    throughput(
-                        base,
-                        fan_org,
-                        db_url,
-                        processes[-1],
-                        args.throughput_seconds,
-                        args.throughput_pairs,
-                        scratch,
-                        pause_worker=pause_worker,
-                    )
-                )
-                log(json.dumps(rows[-1]))
-            log(f"receiver down for the first {args.down_seconds:g} s")
-            rows.append(
-                receiver_down(
-                    base,
-                    down_org,
-                    down_port,
-                    messages=args.down_messages,
-                    rate=10,
-                    down_seconds=args.down_seconds,
-                )
-            )
-            log(json.dumps(rows[-1]))
-            print(json.dumps({"rows": rows}, indent=2))
-    finally:
-        stop_process_groups(processes)
-        drop_database(db_name)
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    main()
+            stack.wait_drained("before the fan-out")
+            rows = {"fan_out": fan_out(stack, fan_org, receiver, config)}
+            log(f"events fan-out: {json.dumps(rows['fan_out'])}")
+            for paused, name in ((True, "throughput_web_alone"), (False, "throughput")):
+                rows[name] = throughput(stack, fan_org, config, pause_worker=paused)
+                log(f"events {name}: {json.dumps(rows[name])}")
+            rows["receiver_down"] = receiver_down(stack, down_org, down_port, config)
+            log(f"events receiver down: {json.dumps(rows['receiver_down'])}")
+    spread, down = rows["fan_out"], rows["receiver_down"]
+    wrong = spread["missing"] + spread["duplicates"] + spread["webhook_non_2xx"]
+    lost = down["missing"] + down["duplicates"]
+    ratio = rows["throughput_web_alone"]["ratio"]
+    return {
+        "targets": {
+            "event fan-out: deliveries missing or twice": target(wrong, wrong == 0, goal="0"),
+            "event fan-out: p99 ms from the webhook's 200 to the delivery": target(
+                spread["p99_ms"], spread["p99_ms"] < 1000, goal="< 1,000"
+            ),
+            "event webhook throughput with two endpoints / without, web alone": target(
+                ratio, ratio >= 0.9, goal=">= 0.9"
+            ),
+            "events after the receiver was down: missing or twice": target(
+                lost, lost == 0, goal="0"
+            ),
+        },
+        "config": config,
+        **rows,
+    }

@@ -1,42 +1,35 @@
-"""The inbound webhook's Python cost in instructions, with and without event endpoints.
+"""The `instructions` scenario (run only when named: `make bench ONLY=instructions`): the
+inbound webhook's Python cost in instructions, with and without event endpoints.
 
-Rounds of the throughput bench (bench/events.py) differ by up to 30% on a shared
-machine, more than a change to the emission moves them. Instructions counted by
-valgrind's callgrind do not move: the same code on the same data counts the same to
-0.1%, whatever the rest of the machine is doing. This counts the Django process alone
-(PostgreSQL is not counted; its share is in docs/performance.md), through Django's test
-client (no WSGI server), one webhook at a time, each from a new sender, with the bench's
-two endpoints subscribed to message.received, on or off.
-
-    .venv/bin/python -m bench.instructions                # 100 webhooks a mode, ~3 min
-    .venv/bin/python -m bench.instructions --webhooks 50
+Rounds of the events scenario's throughput differ by up to 30% on a shared machine,
+more than a change to the emission moves them. Instructions counted by valgrind's
+callgrind do not move: the same code on the same data counts the same to 0.1%, whatever
+the rest of the machine is doing. This counts the Django process alone (PostgreSQL is
+not counted), through Django's test client (no WSGI server), one webhook at a time, each
+from a new sender, with the events scenario's two endpoints subscribed to
+message.received, on or off.
 
 Three children run under callgrind, two at a time: none posted (the start-up, subtracted
-from the others), endpoints off, and endpoints on. Each gets its own copy of one migrated
-and seeded database.
+from the others), endpoints off, and endpoints on. Each gets its own copy of one seeded
+database. About 3 minutes for 100 webhooks a mode.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.events import SEED
+from bench.payloads import signed_messages
+from bench.stack import PYTHON, ROOT, create_database, drop_database, environment
 
-from bench.autoreply import APP_SECRET, signed_messages  # noqa: E402
-from bench.events import SEED  # noqa: E402
-from bench.processes import migrate_and_seed, scenario_environment  # noqa: E402
-
-ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -74,88 +67,57 @@ def counted(env: dict, organization: str, active: bool, webhooks: int) -> int:
     """Instructions of one child under callgrind."""
     command = [
         "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        sys.executable, "-m", "bench.instructions",
-        "--child", organization, "--active" if active else "--inactive",
-        "--webhooks", str(webhooks),
-    ]  # fmt: skip
+        PYTHON, "-m", "bench.instructions", organization, "--webhooks", str(webhooks),
+    ] + (["--active"] if active else [])  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     found = COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
-        raise SystemExit(f"callgrind child failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"callgrind child failed:\n{done.stderr[-2000:]}")
     return int(found[1])
 
 
-def copy_database(template: str, name: str) -> str:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    return f"postgres://postgres@127.0.0.1:5432/{name}"
-
-
-def drop_databases(*names: str) -> None:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        for name in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--webhooks", type=int, default=100)
-    parser.add_argument("--child")
-    parser.add_argument("--active", action="store_true")
-    parser.add_argument("--inactive", action="store_true")
-    args = parser.parse_args()
-    if args.child:
-        child(args.child, args.active, args.webhooks)
-        return
+def run(template: str, quick: bool) -> dict:
     if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is needed: apt-get install valgrind")
+        raise RuntimeError("valgrind is needed: apt-get install valgrind")
+    webhooks = 10 if quick else 100
     scratch = Path(tempfile.mkdtemp(prefix="bench-instructions-"))
-    suffix = os.urandom(4).hex()
-    template = f"bench_instr_{suffix}"
-    copies = [f"{template}_{n}" for n in range(3)]
+    seeded = f"bench_{uuid.uuid4().hex[:10]}"
+    copies = [f"{seeded}_{n}" for n in range(3)]
     try:
-        drop_databases(template)
-        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{template}"')
-        env = scenario_environment(
-            f"postgres://postgres@127.0.0.1:5432/{template}", scratch, REDIS_URL=""
-        )
-        env.update(
-            SECRET_KEY="bench-instructions",
-            PYTHONHASHSEED="0",
-            DJANGO_SETTINGS_MODULE="messaging_project.settings",
-        )
+        env = environment(create_database(seeded, template), scratch, REDIS_URL="")
+        env.update(PYTHONHASHSEED="0", DJANGO_SETTINGS_MODULE="messaging_project.settings")
         hook = "http://127.0.0.1:9/hook"  # never posted to: no worker runs
-        seed = SEED.format(secret=APP_SECRET, url=hook, down_url=hook)
-        organization = migrate_and_seed(ROOT, env, seed).split()[-2]
-        runs = {"start-up": (False, 0), "without": (False, args.webhooks)}
-        runs["with"] = (True, args.webhooks)
+        seed = SEED.format(url=hook, down_url=hook)
+        shell = [PYTHON, "manage.py", "shell", "-c", seed]
+        done = subprocess.run(shell, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        organization = done.stdout.split()[-2]
+        modes = {"start-up": (False, 0), "without": (False, webhooks), "with": (True, webhooks)}
         jobs = {}
         with ThreadPoolExecutor(max_workers=2) as pool:
-            for (name, (active, webhooks)), database in zip(runs.items(), copies, strict=True):
-                child_env = {**env, "DATABASE_URL": copy_database(template, database)}
-                jobs[name] = pool.submit(counted, child_env, organization, active, webhooks)
+            for (name, (active, count)), database in zip(modes.items(), copies, strict=True):
+                child_env = {**env, "DATABASE_URL": create_database(database, seeded)}
+                jobs[name] = pool.submit(counted, child_env, organization, active, count)
         total = {name: job.result() for name, job in jobs.items()}
-        without = (total["without"] - total["start-up"]) / args.webhooks
-        with_ = (total["with"] - total["start-up"]) / args.webhooks
-        print(
-            json.dumps(
-                {
-                    "name": "webhook_python_instructions",
-                    "webhooks": args.webhooks,
-                    "per_webhook_without_endpoints": round(without),
-                    "per_webhook_with_two_endpoints": round(with_),
-                    "emission_per_webhook": round(with_ - without),
-                    "emission_share": round((with_ - without) / without, 4),
-                },
-                indent=2,
-            )
-        )
     finally:
-        drop_databases(template, *copies)
+        for name in (*copies, seeded):
+            drop_database(name)
         shutil.rmtree(scratch, ignore_errors=True)
+    without = (total["without"] - total["start-up"]) / webhooks
+    with_ = (total["with"] - total["start-up"]) / webhooks
+    return {
+        "targets": {},
+        "webhooks": webhooks,
+        "per_webhook_without_endpoints": round(without),
+        "per_webhook_with_two_endpoints": round(with_),
+        "emission_per_webhook": round(with_ - without),
+        "emission_share": round((with_ - without) / without, 4),
+    }
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # a child, under callgrind
+    parser = argparse.ArgumentParser()
+    parser.add_argument("organization")
+    parser.add_argument("--active", action="store_true")
+    parser.add_argument("--webhooks", type=int)
+    options = parser.parse_args()
+    child(options.organization, options.active, options.webhooks)

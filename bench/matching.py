@@ -1,7 +1,7 @@
 """Scenario 8: matching inbound texts against an organization's 10,000 canned replies.
 
-Run by bench/run.py as `python -m bench.matching ORGANIZATION_UUID` against the seeded
-scratch database; prints one JSON line. Measures `find_reply` (what the webhook
+Run by the `api` scenario as `python -m bench.matching ORGANIZATION_UUID` against its
+seeded scratch database; prints one JSON line. Measures `find_reply` (what the webhook
 calls: the cached index, its version check in the shared cache, and the one query
 that loads the matched reply) and the in-memory `ReplyIndex.match` alone.
 """

@@ -1,9 +1,9 @@
 """Seeds the benchmark's scratch database; prints what the load scenarios need as JSON.
 
-Run by bench/run.py as `python -m bench.seed SIZES_JSON` with DATABASE_URL pointing at
-the scratch database. Organizations, tokens and channel settings go through the
-services (a handful of rows); contacts, groups, canned replies and chats are
-generated in SQL with generate_series, a million rows in seconds.
+Run by the `api` scenario (bench/api.py) as `python -m bench.seed SIZES_JSON` with
+DATABASE_URL pointing at its scratch database. Organizations, tokens and channel
+settings go through the services (a handful of rows); contacts, groups, canned replies
+and chats are generated in SQL with generate_series, a million rows in seconds.
 """
 
 import json
@@ -18,14 +18,11 @@ django.setup()
 from django.db import connection, transaction  # noqa: E402
 
 from accounts import services as accounts  # noqa: E402
-from bench.autoreply import TRIGGER as AUTOREPLY_TRIGGER  # noqa: E402
-from canned_replies.services import create_canned_reply  # noqa: E402
+from bench.payloads import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID  # noqa: E402
 from contacts.services import recount_contact_blocks  # noqa: E402
-from sending.models import Channel  # noqa: E402
 from sending.services import configure_channel  # noqa: E402
 
 GROUPS_PER_ORGANIZATION = 10
-APP_SECRET = "bench-app-secret"
 ADDRESS = (
     '{"street": "1 Main St", "city": "Springfield", "state": null, "zip": "12345", "country": "US"}'
 )
@@ -97,11 +94,12 @@ def seed_contacts(cursor, org, count: int, phone_base: int) -> None:
 
 def main() -> None:
     sizes = json.loads(sys.argv[1])  # {"contacts": [10000, 100000, 1000000], "replies": 10000, ...}
-    graph_phone_number_id = "100000000000001"
     out: dict = {"organizations": {}}
+    sized = []
     with transaction.atomic(), connection.cursor() as cursor:
         for index, count in enumerate(sizes["contacts"]):
             org, token = organization(f"Bench {count} contacts")
+            sized.append(org)
             # Distinct, possible UK mobile numbers (447...) per organization.
             seed_contacts(cursor, org, count, 447_000_000_000 + index * 10_000_000)
             out["organizations"][f"contacts_{count}"] = {
@@ -109,37 +107,19 @@ def main() -> None:
                 "token": token,
                 "contacts": count,
             }
-        small = out["organizations"][f"contacts_{sizes['contacts'][0]}"]
-        small_org = accounts.Organization.objects.get(uuid=small["uuid"])
+        small_org = sized[0]
         cursor.execute(REPLIES_SQL, {"org": small_org.pk, "count": sizes["replies"]})
         cursor.execute(CHATS_SQL, {"org": small_org.pk, "count": sizes["chats"]})
-        # Signs the webhook scenario's deliveries; the organization keeps sending
-        # through the sandbox (configure_channel ties an app secret to Cloud API use).
-        Channel.objects.create(organization=small_org, app_secret=APP_SECRET)
-        small["app_secret"] = APP_SECRET
-
-        org, token = organization("Bench writes")
-        out["organizations"]["writes"] = {"uuid": str(org.uuid), "token": token}
-        org, token = organization("Bench cloud api")
+        # The app secret signs the status webhook's deliveries; nothing sends from here.
         configure_channel(
-            organization=org,
-            phone_number_id=graph_phone_number_id,
-            access_token="bench-token",
+            organization=small_org,
+            phone_number_id=PHONE_NUMBER_ID,
+            access_token=ACCESS_TOKEN,
             app_secret=APP_SECRET,
         )
-        # The auto-reply scenarios' inbound messages ("hello there") match this reply.
-        create_canned_reply(
-            organization=org,
-            name="greeting",
-            trigger=AUTOREPLY_TRIGGER,
-            match_criteria="contains",
-            response="Hello from the bench",
-        )
-        out["organizations"]["cloud_api"] = {
-            "uuid": str(org.uuid),
-            "token": token,
-            "app_secret": APP_SECRET,
-        }
+        # The writes, and the sandbox's sends.
+        org, token = organization("Bench writes")
+        out["organizations"]["writes"] = {"uuid": str(org.uuid), "token": token}
         org, token = organization("Bench burst", rate_limit=60)
         out["organizations"]["burst"] = {"uuid": str(org.uuid), "token": token}
     print(json.dumps(out))

@@ -1,13 +1,13 @@
--- One load scenario for wrk, described by environment variables set by bench/run.py:
+-- One load scenario for wrk, described by environment variables set by bench/load.py:
 --   BENCH_METHOD, BENCH_PATH, BENCH_BODY_FILE (optional), BENCH_HEADERS ("Name: value" lines),
 --   BENCH_NEW_PHONE=1 to give every request a fresh phone number (POST /api/contacts),
 --   BENCH_PHONE_BASE, a number that differs between runs so numbers never repeat,
 --   BENCH_SIGNED_FILE: lines "signature<TAB>body", sent in turn with X-Hub-Signature-256
---   (wrk's Lua has no HMAC, so bench/run.py signs the webhook deliveries beforehand),
+--   (wrk's Lua has no HMAC, so the scenarios sign the webhook deliveries beforehand),
 --   BENCH_RATE: requests per second to send on a fixed schedule (an open loop), instead of
 --   each connection sending its next request as soon as the last one is answered.
 -- done() prints one JSON line with the counts, errors and the whole latency histogram,
--- so bench/run.py can merge several runs into exact percentiles.
+-- so bench/load.py can merge several runs into exact percentiles.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
 local path = os.getenv("BENCH_PATH") or "/"
