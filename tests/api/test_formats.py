@@ -23,11 +23,11 @@ def test_the_styles_are_strftimes_in_utc(value):
 
 
 def test_examples_and_none():
-    value = datetime(2026, 11, 25, 7, 5, 9, 120, tzinfo=timezone(timedelta(hours=2)))
-    assert laravel_datetime(value) == "2026-11-25 05:05:09"
-    assert iso_datetime(value) == "2026-11-25T05:05:09.000120Z"
-    assert laravel_datetime(value.replace(microsecond=0)) == "2026-11-25 05:05:09"
-    assert iso_datetime(value.replace(microsecond=0)) == "2026-11-25T05:05:09.000000Z"
+    value = datetime(2031, 3, 9, 7, 5, 9, 120, tzinfo=timezone(timedelta(hours=2)))
+    assert laravel_datetime(value) == "2031-03-09 05:05:09"
+    assert iso_datetime(value) == "2031-03-09T05:05:09.000120Z"
+    assert laravel_datetime(value.replace(microsecond=0)) == "2031-03-09 05:05:09"
+    assert iso_datetime(value.replace(microsecond=0)) == "2031-03-09T05:05:09.000000Z"
     assert laravel_datetime(None) is None and iso_datetime(None) is None
 
 
