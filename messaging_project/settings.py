@@ -201,6 +201,33 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
 
+# Behind a pooler in transaction pooling mode (PgBouncer's `pool_mode = transaction`,
+# docs/operations.md), consecutive transactions of one connection may run on different
+# server connections, so nothing may outlive a transaction: no server-side cursors (a
+# queryset's iterator() would keep one open across transactions), no prepared
+# statements (Django's default already; written down), and no LISTEN, the one session
+# feature the service uses: the worker listens on DATABASE_DIRECT_URL instead, or polls.
+DATABASE_POOLING = (env_str("DATABASE_POOLING") or "none").lower()
+if DATABASE_POOLING not in {"none", "session", "transaction"}:
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLING must be none, session or transaction, not {DATABASE_POOLING!r}."
+    )
+# PostgreSQL itself, not through the pooler: the worker's LISTEN connection (one per
+# worker process). Unset, or unreachable, the worker looks for tasks every --interval.
+# (Both are for PostgreSQL; SQLite ignores them.)
+DATABASE_DIRECT_URL = env_str("DATABASE_DIRECT_URL")
+DATABASE_DIRECT = dj_database_url.parse(DATABASE_DIRECT_URL) if DATABASE_DIRECT_URL else None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    if DATABASE_POOLING == "transaction":
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
+        if DATABASES["default"]["OPTIONS"].get("server_side_binding") is True:
+            raise ImproperlyConfigured(
+                "DATABASE_POOLING=transaction: server_side_binding would prepare statements."
+            )
+    if DATABASE_DIRECT and DATABASE_DIRECT["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_DIRECT_URL must be a postgres:// URL.")
+
 # django-prometheus's wrappers of the same backends count queries, errors and connections.
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
     "django.db.backends.", "django_prometheus.db.backends.", 1
