@@ -21,7 +21,8 @@ SENDS = Counter(
     ["result", "status_code"],
 )
 INBOUND_MESSAGES = Counter(
-    "whatsapp_inbound_messages", "Inbound messages recorded from WhatsApp's webhook."
+    "whatsapp_inbound_messages",
+    "Inbound messages recorded (WhatsApp's webhook, simulate_inbound), redeliveries not counted.",
 )
 WHATSAPP_WEBHOOKS = Counter(
     "whatsapp_webhook_deliveries",
