@@ -373,6 +373,18 @@ TASKS = {
 }
 # Tasks one worker process runs at once (each thread holds a database connection).
 TASK_WORKER_THREADS = int(env_number("TASK_WORKER_THREADS", 16))
+# The connection budget (docs/operations.md, "Connections"): every gunicorn thread and
+# every worker thread holds a database connection, and each worker process 3 more (its
+# round, its LISTEN, the event deliveries' queue). `check --deploy` adds up what these
+# say the deployment runs, against PostgreSQL's max_connections less its reserved slots:
+#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
+# One machine with the defaults: 1 x 2 x 32 + 1 x (16 + 3) = 83 of the default 100 - 3.
+# WORKERS and THREADS are also the Procfile's, for gunicorn.
+WEB_WORKERS = int(env_number("WORKERS", 2))
+WEB_THREADS = int(env_number("THREADS", 32))
+# Machines running the web process, and db_worker processes in all, on this database.
+WEB_SERVERS = int(env_number("WEB_SERVERS", 1))
+WORKER_PROCESSES = int(env_number("WORKER_PROCESSES", 1))
 # A worker not heard from for this many seconds is dead: its running tasks run again.
 TASK_WORKER_TIMEOUT = env_number("TASK_WORKER_TIMEOUT", 60)
 # A task that failed for a reason worth retrying runs at most this many times in all,
