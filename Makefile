@@ -4,14 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
-# Threads overlap the waits on WhatsApp's API. 32 per worker measured best on 2 cores
+# gunicorn's processes and threads (messaging_project/gunicorn_config.py). Threads overlap
+# the waits on WhatsApp's API; 32 per worker measured best on 2 cores
 # (docs/performance.md). Each thread holds a database connection, as does each of the
 # task worker's, and the worker 3 more (docs/operations.md, "Connections"):
 #   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
 #   = 1 x 2 x 32 + 1 x (16 + 3) = 83, within PostgreSQL's default 100 less 3 reserved.
-# --reuse-port gives each worker its own listening socket and lets the kernel spread
-# connections over them; with one shared socket, a burst of keep-alive connections
-# could all land on one worker and halve the throughput (docs/performance.md).
 WORKERS ?= 2
 THREADS ?= 32
 

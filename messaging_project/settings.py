@@ -379,7 +379,7 @@ TASK_WORKER_THREADS = int(env_number("TASK_WORKER_THREADS", 16))
 # say the deployment runs, against PostgreSQL's max_connections less its reserved slots:
 #   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
 # One machine with the defaults: 1 x 2 x 32 + 1 x (16 + 3) = 83 of the default 100 - 3.
-# WORKERS and THREADS are also the Procfile's, for gunicorn.
+# WORKERS and THREADS are also gunicorn's (messaging_project/gunicorn_config.py).
 WEB_WORKERS = int(env_number("WORKERS", 2))
 WEB_THREADS = int(env_number("THREADS", 32))
 # Machines running the web process, and db_worker processes in all, on this database.
