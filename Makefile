@@ -12,6 +12,10 @@ PORT ?= 8000
 #   = 1 x 2 x 32 + 1 x (16 + 3) = 83, within PostgreSQL's default 100 less 3 reserved.
 WORKERS ?= 2
 THREADS ?= 32
+# One metrics view: the web and the worker count into this directory (prometheus_client's
+# multiprocess mode), emptied as both start. A command run beside them is counted too
+# when it has the same PROMETHEUS_MULTIPROC_DIR.
+PROMETHEUS_MULTIPROC_DIR ?= $(or $(VAR_DIR),$(CURDIR)/var)/metrics
 
 .PHONY: install run test test-fast lint format bench bench-quick loadtest
 
@@ -30,8 +34,10 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	$(BIN)/python manage.py getting_started --port $(PORT)
+	mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
+	find "$(PROMETHEUS_MULTIPROC_DIR)" -mindepth 1 -delete
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) \
-		$(BIN)/honcho start
+		PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)" $(BIN)/honcho start
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
