@@ -3,10 +3,11 @@ database queries django-prometheus counts. Every counter is defined here, in the
 so that any app can increment one without importing another; `GET /metrics`
 (messaging_project/api/metrics.py) exposes them.
 
-gunicorn runs several worker processes: with PROMETHEUS_MULTIPROC_DIR set (a directory
-every process of the machine shares, emptied before they start), prometheus_client's
-multiprocess mode adds their counts up, so a scrape that lands on any one worker sees
-them all. Without it each process counts alone (docs/operations.md).
+gunicorn runs several worker processes, and the task worker runs beside them: with
+PROMETHEUS_MULTIPROC_DIR set (a directory every process of the machine shares, never
+emptied while one runs), prometheus_client's multiprocess mode adds their counts up, so
+a scrape that lands on any one gunicorn worker sees them all. Without it each process
+counts alone (docs/operations.md).
 """
 
 import os

@@ -26,6 +26,25 @@ def lines(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.strip()]
 
 
+def shop(env: dict) -> str:
+    """A migrated database with an organization on the fake Cloud API that answers
+    "hours" with a canned reply; its uuid."""
+    manage(env, "migrate", "--noinput")
+    manage(env, "create_organization", "Shop")
+    manage(
+        env,
+        "configure_channel",
+        "Shop",
+        "--phone-number-id",
+        "106540352242922",
+        "--access-token",
+        "token",
+        "--app-secret",
+        APP_SECRET,
+    )
+    return manage(env, "shell", "-c", SETUP).splitlines()[-1]
+
+
 def test_every_line_the_web_and_the_worker_print_is_json(tmp_path):
     port = free_port()
     with FakeCloudApi() as graph:
@@ -44,20 +63,7 @@ def test_every_line_the_web_and_the_worker_print_is_json(tmp_path):
             "TASK_WORKER_THREADS": "2",
             "PATH": f"{BIN}:{os.environ['PATH']}",
         }
-        manage(env, "migrate", "--noinput")
-        manage(env, "create_organization", "Shop")
-        manage(
-            env,
-            "configure_channel",
-            "Shop",
-            "--phone-number-id",
-            "106540352242922",
-            "--access-token",
-            "token",
-            "--app-secret",
-            APP_SECRET,
-        )
-        organization = manage(env, "shell", "-c", SETUP).splitlines()[-1]
+        organization = shop(env)
 
         web_out, web_err = tmp_path / "web.out", tmp_path / "web.err"
         worker_out, worker_err = tmp_path / "worker.out", tmp_path / "worker.err"
