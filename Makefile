@@ -4,14 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
-# Threads overlap the waits on WhatsApp's API. 32 per worker measured best on 2 cores
-# (docs/performance.md); 2 x 32 database connections, and the task worker's
-# TASK_WORKER_THREADS (16) and 2 more, fit PostgreSQL's default 100.
-# --reuse-port gives each worker its own listening socket and lets the kernel spread
-# connections over them; with one shared socket, a burst of keep-alive connections
-# could all land on one worker and halve the throughput (docs/performance.md).
+# gunicorn's processes and threads (messaging_project/gunicorn_config.py). Threads overlap
+# the waits on WhatsApp's API; 32 per worker measured best on 2 cores
+# (docs/performance.md). Each thread holds a database connection, as does each of the
+# task worker's, and the worker 3 more (docs/operations.md, "Connections"):
+#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
+#   = 1 x 2 x 32 + 1 x (16 + 3) = 83, within PostgreSQL's default 100 less 3 reserved.
 WORKERS ?= 2
 THREADS ?= 32
+# One metrics view: the web and the worker count into this directory (prometheus_client's
+# multiprocess mode), emptied as both start. A command run beside them is counted too
+# when it has the same PROMETHEUS_MULTIPROC_DIR.
+PROMETHEUS_MULTIPROC_DIR ?= $(or $(VAR_DIR),$(CURDIR)/var)/metrics
 
 .PHONY: install run test test-fast lint format bench bench-quick loadtest
 
@@ -30,8 +34,10 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	$(BIN)/python manage.py getting_started --port $(PORT)
+	mkdir -p "$(PROMETHEUS_MULTIPROC_DIR)"
+	find "$(PROMETHEUS_MULTIPROC_DIR)" -mindepth 1 -delete
 	PATH="$(CURDIR)/$(BIN):$$PATH" PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) \
-		$(BIN)/honcho start
+		PROMETHEUS_MULTIPROC_DIR="$(PROMETHEUS_MULTIPROC_DIR)" $(BIN)/honcho start
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -7,7 +7,7 @@ and neither their digest nor their plaintext is ever shown in a list or a form.
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth import password_validation
+from django.contrib.auth import get_user_model, password_validation
 
 from accounts import services
 from accounts.admin_scoping import OrganizationScopedAdmin
@@ -137,8 +137,10 @@ class StaffMemberForm(forms.ModelForm):
         if data.get("password1") and data.get("password1") != data.get("password2"):
             self.add_error("password2", "The two passwords differ.")
         elif data.get("password1"):
+            # As the service checks it, with the user's attributes (the similarity check).
+            user = get_user_model()(username=data.get("username", ""))
             try:
-                password_validation.validate_password(data["password1"])
+                password_validation.validate_password(data["password1"], user)
             except forms.ValidationError as error:
                 self.add_error("password1", error)
         return data

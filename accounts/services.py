@@ -4,7 +4,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
@@ -104,8 +104,14 @@ def create_staff_user(*, username: str, organization: Organization, password: st
     if User.objects.filter(username=username).exists():
         raise ValidationError({"username": [f"A user named {username!r} already exists."]})
     user = User(username=username, is_staff=True)
-    user.set_password(password)
     user.full_clean(exclude=["password"])
+    # AUTH_PASSWORD_VALIDATORS, the user's attributes known (a password like the
+    # username is refused): the command and the admin both come here.
+    try:
+        password_validation.validate_password(password, user)
+    except ValidationError as error:
+        raise ValidationError({"password": error.messages}) from None
+    user.set_password(password)
     user.save()
     Membership.objects.create(user=user, organization=organization)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))

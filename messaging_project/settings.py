@@ -201,6 +201,33 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
     DATABASES["default"]["CONN_MAX_AGE"] = 0 if DEBUG else 600
 
+# Behind a pooler in transaction pooling mode (PgBouncer's `pool_mode = transaction`,
+# docs/operations.md), consecutive transactions of one connection may run on different
+# server connections, so nothing may outlive a transaction: no server-side cursors (a
+# queryset's iterator() would keep one open across transactions), no prepared
+# statements (Django's default already; written down), and no LISTEN, the one session
+# feature the service uses: the worker listens on DATABASE_DIRECT_URL instead, or polls.
+DATABASE_POOLING = (env_str("DATABASE_POOLING") or "none").lower()
+if DATABASE_POOLING not in {"none", "session", "transaction"}:
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLING must be none, session or transaction, not {DATABASE_POOLING!r}."
+    )
+# PostgreSQL itself, not through the pooler: the worker's LISTEN connection (one per
+# worker process). Unset, or unreachable, the worker looks for tasks every --interval.
+# (Both are for PostgreSQL; SQLite ignores them.)
+DATABASE_DIRECT_URL = env_str("DATABASE_DIRECT_URL")
+DATABASE_DIRECT = dj_database_url.parse(DATABASE_DIRECT_URL) if DATABASE_DIRECT_URL else None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    if DATABASE_POOLING == "transaction":
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
+        if DATABASES["default"]["OPTIONS"].get("server_side_binding") is True:
+            raise ImproperlyConfigured(
+                "DATABASE_POOLING=transaction: server_side_binding would prepare statements."
+            )
+    if DATABASE_DIRECT and DATABASE_DIRECT["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_DIRECT_URL must be a postgres:// URL.")
+
 # django-prometheus's wrappers of the same backends count queries, errors and connections.
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
     "django.db.backends.", "django_prometheus.db.backends.", 1
@@ -346,6 +373,18 @@ TASKS = {
 }
 # Tasks one worker process runs at once (each thread holds a database connection).
 TASK_WORKER_THREADS = int(env_number("TASK_WORKER_THREADS", 16))
+# The connection budget (docs/operations.md, "Connections"): every gunicorn thread and
+# every worker thread holds a database connection, and each worker process 3 more (its
+# round, its LISTEN, the event deliveries' queue). `check --deploy` adds up what these
+# say the deployment runs, against PostgreSQL's max_connections less its reserved slots:
+#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
+# One machine with the defaults: 1 x 2 x 32 + 1 x (16 + 3) = 83 of the default 100 - 3.
+# WORKERS and THREADS are also gunicorn's (messaging_project/gunicorn_config.py).
+WEB_WORKERS = int(env_number("WORKERS", 2))
+WEB_THREADS = int(env_number("THREADS", 32))
+# Machines running the web process, and db_worker processes in all, on this database.
+WEB_SERVERS = int(env_number("WEB_SERVERS", 1))
+WORKER_PROCESSES = int(env_number("WORKER_PROCESSES", 1))
 # A worker not heard from for this many seconds is dead: its running tasks run again.
 TASK_WORKER_TIMEOUT = env_number("TASK_WORKER_TIMEOUT", 60)
 # A task that failed for a reason worth retrying runs at most this many times in all,

@@ -1,11 +1,43 @@
 """Fixtures: two organizations, each with a token and an authenticated API client."""
 
 import pytest
+from django.conf import settings
+from django.db import connection
+from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, issue_token
 
 pytest_plugins = ["tests.channel"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def direct_url_names_the_test_database():
+    """Behind a pooler, DATABASE_DIRECT_URL names the database the tests' own is made
+    from: the worker's LISTEN must reach the test database, as the pooled URL does."""
+    if settings.DATABASE_DIRECT is not None:
+        test_name = connection.settings_dict["TEST"]["NAME"]
+        settings.DATABASE_DIRECT["NAME"] = test_name or (
+            TEST_DATABASE_PREFIX + settings.DATABASE_DIRECT["NAME"]
+        )
+
+
+if settings.DATABASE_POOLING == "transaction":
+
+    @pytest.fixture(scope="session", autouse=True)
+    def pooled_test_database_can_be_dropped(django_db_setup, django_db_blocker):
+        """A pooler keeps its server connections to the test database open after the
+        tests, and PostgreSQL drops no database in use: end them before pytest-django
+        drops it (from the server's maintenance database, as Django does)."""
+        yield
+        name = connection.settings_dict["NAME"]
+        connection.close()
+        with django_db_blocker.unblock(), connection._nodb_cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                [name],
+            )
 
 
 @pytest.fixture(autouse=True)

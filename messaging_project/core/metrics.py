@@ -3,10 +3,11 @@ database queries django-prometheus counts. Every counter is defined here, in the
 so that any app can increment one without importing another; `GET /metrics`
 (messaging_project/api/metrics.py) exposes them.
 
-gunicorn runs several worker processes: with PROMETHEUS_MULTIPROC_DIR set (a directory
-every process of the machine shares, emptied before they start), prometheus_client's
-multiprocess mode adds their counts up, so a scrape that lands on any one worker sees
-them all. Without it each process counts alone (docs/operations.md).
+gunicorn runs several worker processes, and the task worker runs beside them: with
+PROMETHEUS_MULTIPROC_DIR set (a directory every process of the machine shares, never
+emptied while one runs), prometheus_client's multiprocess mode adds their counts up, so
+a scrape that lands on any one gunicorn worker sees them all. Without it each process
+counts alone (docs/operations.md).
 """
 
 import os
@@ -21,7 +22,8 @@ SENDS = Counter(
     ["result", "status_code"],
 )
 INBOUND_MESSAGES = Counter(
-    "whatsapp_inbound_messages", "Inbound messages recorded from WhatsApp's webhook."
+    "whatsapp_inbound_messages",
+    "Inbound messages recorded (WhatsApp's webhook, simulate_inbound), redeliveries not counted.",
 )
 WHATSAPP_WEBHOOKS = Counter(
     "whatsapp_webhook_deliveries",

@@ -65,3 +65,15 @@ def lock_cache_row(connection, table: str, cache_key: str) -> None:
             f"SELECT cache_key FROM {connection.ops.quote_name(table)} WHERE cache_key = %s{lock}",  # noqa: S608
             [cache_key],
         )
+
+
+def connection_limits(connection) -> dict[str, int]:
+    """PostgreSQL's connection limits: max_connections and the slots reserved out of it
+    (superuser_reserved_connections; reserved_connections from PostgreSQL 16). Server
+    settings, which the ORM has no model for; readable without any privilege."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, setting FROM pg_settings WHERE name IN "
+            "('max_connections', 'superuser_reserved_connections', 'reserved_connections')"
+        )
+        return {name: int(setting) for name, setting in cursor.fetchall()}

@@ -9,3 +9,6 @@ class WorkerConfig(AppConfig):
     name = "messaging_project.worker"
     label = "worker"
     verbose_name = "Background tasks"
+
+    def ready(self) -> None:
+        from messaging_project.worker import checks  # noqa: F401  (registers the system checks)

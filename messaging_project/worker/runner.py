@@ -77,21 +77,87 @@ def recycle_connections() -> None:
 
 
 class Listener:
-    """A connection of its own that LISTENs for enqueues (PostgreSQL only)."""
+    """A connection of its own that LISTENs for enqueues (PostgreSQL only).
 
-    def __init__(self, alias: str) -> None:
+    It connects to DATABASE_DIRECT_URL when that is set: a pooler in transaction mode
+    (DATABASE_POOLING=transaction) hands each transaction any server connection, so a
+    LISTEN through it would be lost, or worse, left on a pooled connection another client
+    then gets. Behind such a pooler without a direct URL there is no listener
+    (`for_database` gives None) and the worker polls. While the listening database cannot
+    be reached, the worker polls too, and tries it again every RETRY seconds.
+    """
+
+    # Seconds between attempts to reach a listening database that could not be reached;
+    # each attempt gives up after CONNECT_TIMEOUT, which the supervisor waits out.
+    RETRY = 30.0
+    CONNECT_TIMEOUT = 3
+
+    def __init__(self, alias: str, direct: dict | None = None) -> None:
         self.alias = alias
+        self.direct = direct
         self.connection = None
+        self.retry_at = 0.0
+        self.lost = False
+
+    @classmethod
+    def for_database(cls, alias: str) -> "Listener | None":
+        """The listener the settings call for, or None: only polling."""
+        if connections[alias].vendor != "postgresql":
+            return None
+        direct = settings.DATABASE_DIRECT
+        if direct is None and settings.DATABASE_POOLING == "transaction":
+            logger.info("No DATABASE_DIRECT_URL behind the pooler: polling for tasks")
+            return None
+        return cls(alias, direct)
+
+    def connection_params(self) -> dict:
+        """The default alias's parameters, or the direct URL's in their place."""
+        params = connections[self.alias].get_connection_params()
+        if self.direct is not None:
+            fields = {"dbname": "NAME", "user": "USER", "password": "PASSWORD"}
+            fields |= {"host": "HOST", "port": "PORT"}
+            for param, field in fields.items():
+                params.pop(param, None)
+                if self.direct.get(field):
+                    params[param] = self.direct[field]
+            params.update(self.direct.get("OPTIONS") or {})
+        params.setdefault("connect_timeout", self.CONNECT_TIMEOUT)
+        return params
+
+    def connect(self) -> None:
+        wrapper = connections[self.alias]
+        params = self.connection_params()
+        try:
+            self.connection = wrapper.get_new_connection(params)
+            self.connection.autocommit = True
+            self.connection.execute(f"LISTEN {CHANNEL}")
+        except Exception as error:  # unreachable, refused, misconfigured: poll meanwhile
+            self.close()
+            self.retry_at = time.monotonic() + self.RETRY
+            if not self.lost:
+                self.lost = True
+                logger.warning(
+                    "Cannot LISTEN for tasks on %s:%s (%s); polling meanwhile, trying again "
+                    "every %g s",
+                    params.get("host", "-"),
+                    params.get("port", "-"),
+                    str(error).strip(),
+                    self.RETRY,
+                )
+            return
+        if self.lost:
+            self.lost = False
+            logger.info("Listening for tasks again")
 
     def wait(self, timeout: float) -> bool:
         """Whether a task was enqueued within `timeout` seconds."""
+        if self.connection is None and time.monotonic() >= self.retry_at:
+            self.connect()
+        if self.connection is None:
+            time.sleep(timeout)
+            return False
         notified = False
         try:
-            if self.connection is None:
-                wrapper = connections[self.alias]
-                self.connection = wrapper.get_new_connection(wrapper.get_connection_params())
-                self.connection.autocommit = True
-                self.connection.execute(f"LISTEN {CHANNEL}")
             for _ in self.connection.notifies(timeout=timeout, stop_after=1):
                 notified = True
             # Enqueues that came together wake the workers once.
@@ -99,8 +165,8 @@ class Listener:
                 pass
         except Exception:  # any failure: poll until it reconnects
             logger.warning("Lost the task notifications; polling meanwhile", exc_info=True)
+            self.lost = True
             self.close()
-            time.sleep(timeout)
         return notified
 
     def close(self) -> None:
@@ -305,7 +371,7 @@ class Worker:
             threading.Thread(target=self.drain, args=(queue,), name=queue.name)
             for queue in ([] if self.batch else QUEUES)
         ]
-        listener = Listener(self.alias) if connections[self.alias].vendor == "postgresql" else None
+        listener = Listener.for_database(self.alias)
         next_round = next_poll = 0.0
         for thread in threads + drains:
             thread.start()

@@ -16,7 +16,7 @@ from accounts.models import Organization
 from events.services import event_batch
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.parsers import MALFORMED_BODY, loads
-from messaging_project.core.metrics import INBOUND_MESSAGES, WHATSAPP_WEBHOOKS
+from messaging_project.core.metrics import WHATSAPP_WEBHOOKS
 from sending.models import Channel
 from sending.services.inbound import process_webhook
 
@@ -74,7 +74,6 @@ def whatsapp_webhook(request, organization_uuid):
     with event_batch():
         summary = process_webhook(organization=organization, payload=payload)
     WHATSAPP_WEBHOOKS.labels(result="processed").inc()
-    INBOUND_MESSAGES.inc(summary.messages)
     logger.info("Webhook for organization %s: %s", organization.pk, summary)
     processed = {
         "statuses": summary.statuses,

@@ -37,6 +37,7 @@ however slow the channel is. See docs/webhooks.md.
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -47,6 +48,7 @@ from contacts.models import Contact
 from contacts.opt_outs import apply_opt_out_words
 from contacts.services import contact_for_whatsapp_user, move_whatsapp_user
 from events.models import Event
+from messaging_project.core.metrics import INBOUND_MESSAGES
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Channel, Chat, ChatMedia, ChatStatus, ChatType
@@ -87,6 +89,10 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 message = with_change_errors(as_dict(message), value)
                 record_new_message(organization, message, summary, senders)
     record_statuses(organization, status_items, summary)
+    if summary.messages:
+        # Counted here, whichever path brought them (the webhook, simulate_inbound), once
+        # they are committed.
+        transaction.on_commit(partial(INBOUND_MESSAGES.inc, summary.messages))
     return summary
 
 

@@ -106,6 +106,24 @@ def test_create_staff_user():
     assert user.has_perm("contacts.change_contact")
 
 
+@pytest.mark.parametrize(
+    "password, refusal",
+    [
+        ("x", "too short"),
+        ("password123", "too common"),
+        ("84620175391", "entirely numeric"),
+        ("bob-the-builder!", "too similar to the username"),
+    ],
+)
+def test_create_staff_user_applies_the_password_validators(password, refusal):
+    run("create_organization", "Acme")
+    with pytest.raises(CommandError, match=refusal):
+        run(
+            "create_staff_user", "bob-the-builder", "--organization", "Acme", "--password", password
+        )
+    assert not get_user_model().objects.exists()
+
+
 def test_create_staff_user_bad_input():
     run("create_organization", "Acme")
     with pytest.raises(CommandError):

@@ -99,6 +99,37 @@ def test_a_taken_username_is_the_services_form_error(admin_super, staff_a, org_a
     assert "username" in response.context["adminform"].form.errors
 
 
+@pytest.mark.parametrize(
+    "password, refusal",
+    [("x", "too short"), ("password123", "too common"), ("caroline-smith", "too similar")],
+)
+def test_a_staff_members_password_must_pass_the_validators(admin_super, org_a, password, refusal):
+    response = admin_super.post(
+        reverse("admin:accounts_membership_add"),
+        {
+            "username": "caroline-smith",
+            "password1": password,
+            "password2": password,
+            "organization": org_a.pk,
+        },
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["password1"]
+    assert any(refusal in error for error in errors), errors
+    assert not get_user_model().objects.filter(username="caroline-smith").exists()
+
+
+def test_a_password_set_in_the_users_admin_must_pass_the_validators(admin_super, staff_a):
+    response = admin_super.post(
+        reverse("admin:auth_user_password_change", args=[staff_a.pk]),
+        {"password1": "alice", "password2": "alice"},
+    )
+    assert response.status_code == 200
+    assert "too short" in str(response.context["form"].errors)
+    staff_a.refresh_from_db()
+    assert staff_a.check_password(PASSWORD)
+
+
 def test_the_admin_has_the_products_name(admin_a):
     response = admin_a.get(reverse("admin:index"))
     assert "WhatsApp Business Messaging" in response.text

@@ -9,7 +9,10 @@ import sys
 import pytest
 from cryptography.fernet import Fernet
 from django.conf import settings
+from django.db import connection
 from django.test import Client
+
+from tests.tasks.processes import database_url
 
 PRODUCTION = {
     "DEBUG": "false",
@@ -22,7 +25,8 @@ PRODUCTION = {
 
 
 def deploy_check(tmp_path, **env):
-    environment = {**os.environ, "VAR_DIR": str(tmp_path), **env}
+    # SQLite unless a test names a database: the connection budget reads the server's.
+    environment = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": "", **env}
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=settings.BASE_DIR,
@@ -59,6 +63,20 @@ def test_a_malformed_encryption_key_stops_the_service(tmp_path):
     result = deploy_check(tmp_path, **{**PRODUCTION, "FIELD_ENCRYPTION_KEYS": "not-a-key"})
     assert result.returncode != 0
     assert "FIELD_ENCRYPTION_KEYS: key 1 is not a Fernet key" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_deploy_check_warns_when_the_processes_exceed_the_servers_connections(tmp_path):
+    if connection.vendor != "postgresql":
+        pytest.skip("the connection budget is PostgreSQL's")
+    # A thousand worker processes: more than any server here allows, whatever its setting.
+    env = {**PRODUCTION, "DATABASE_URL": database_url(), "WORKER_PROCESSES": "1000"}
+    env["DATABASE_DIRECT_URL"] = env["DATABASE_POOLING"] = ""
+    result = deploy_check(tmp_path, **env)
+    assert result.returncode != 0
+    assert "worker.W001" in result.stderr + result.stdout
+    assert "workers 1000 x (16 + 3) = 19000" in result.stderr + result.stdout
 
 
 def test_the_health_checks_are_not_redirected_to_https(settings):

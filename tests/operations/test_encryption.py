@@ -205,6 +205,7 @@ def test_without_keys_a_key_derived_from_the_secret_key_is_used(settings, org_a,
     )
 
 
+@pytest.mark.django_db  # the deploy checks read the server's connection limits
 def test_the_deploy_check_refuses_the_development_key(settings):
     settings.FIELD_ENCRYPTION_KEYS = []
     ids = {message.id for message in run_checks(include_deployment_checks=True)}

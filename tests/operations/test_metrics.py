@@ -6,10 +6,12 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from io import StringIO
 from pathlib import Path
 
 import pytest
 import requests
+from django.core.management import call_command
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -89,7 +91,9 @@ def test_sends_are_counted_by_result_and_status_code(metrics_on, api, cloud_org,
 
 
 @pytest.mark.django_db
-def test_inbound_messages_and_webhook_deliveries_are_counted(metrics_on, org_a):
+def test_inbound_messages_and_webhook_deliveries_are_counted(
+    metrics_on, org_a, django_capture_on_commit_callbacks
+):
     set_channel(org_a, app_secret="app-secret-for-tests")
     processed = value("whatsapp_webhook_deliveries_total", result="processed")
     unsigned = value("whatsapp_webhook_deliveries_total", result="bad_signature")
@@ -97,12 +101,23 @@ def test_inbound_messages_and_webhook_deliveries_are_counted(metrics_on, org_a):
     payload = envelope(
         text_message("hello", wam_id="wamid.A"), text_message("hi", wam_id="wamid.B")
     )
-    assert deliver(org_a, payload).status_code == 200
-    assert deliver(org_a, payload, signature="sha256=00").status_code == 401
-    assert deliver(org_a, payload).status_code == 200  # the same again: no new message
+    with django_capture_on_commit_callbacks(execute=True):  # counted once committed
+        assert deliver(org_a, payload).status_code == 200
+        assert deliver(org_a, payload, signature="sha256=00").status_code == 401
+        assert deliver(org_a, payload).status_code == 200  # the same again: no new message
     assert value("whatsapp_webhook_deliveries_total", result="processed") == processed + 2
     assert value("whatsapp_webhook_deliveries_total", result="bad_signature") == unsigned + 1
     assert value("whatsapp_inbound_messages_total") == inbound + 2
+
+
+@pytest.mark.django_db
+def test_simulate_inbound_is_counted_like_the_webhook(
+    metrics_on, org_a, django_capture_on_commit_callbacks
+):
+    inbound = value("whatsapp_inbound_messages_total")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("simulate_inbound", org_a.name, "+14155552671", "Hello!", stdout=StringIO())
+    assert value("whatsapp_inbound_messages_total") == inbound + 1
 
 
 @pytest.mark.django_db

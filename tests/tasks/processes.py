@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.db import connection
 
 from messaging_project.core import encryption
@@ -25,10 +26,23 @@ def database_url() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
+def direct_url() -> str:
+    """DATABASE_DIRECT_URL for other processes (behind a pooler): PostgreSQL itself,
+    naming the test database; empty when there is none."""
+    direct = settings.DATABASE_DIRECT
+    if direct is None:
+        return ""
+    password = f":{direct['PASSWORD']}" if direct["PASSWORD"] else ""
+    return (
+        f"postgres://{direct['USER']}{password}@{direct['HOST']}:{direct['PORT']}/{direct['NAME']}"
+    )
+
+
 def environment(tmp_path: Path, **extra: str) -> dict:
     return {
         **os.environ,
         "DATABASE_URL": database_url(),
+        "DATABASE_DIRECT_URL": direct_url(),
         "VAR_DIR": str(tmp_path),
         "SECRET_KEY": "crash-tests",
         "DEBUG": "false",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from devtools.cloud_api_server import FakeCloudApi
 from devtools.loopback import free_port
@@ -45,6 +46,32 @@ print(organization.uuid)
 """
 
 
+def make_run_metrics_directory(env: dict) -> Path:
+    """Where `make run` has its processes count: the directory it empties, then hands to
+    honcho (read from `make -n run`, which prints the commands without running them)."""
+    dry_run = subprocess.run(
+        ["make", "-n", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    ).stdout
+    found = re.search(r'PROMETHEUS_MULTIPROC_DIR="([^"]+)" \S*honcho start', dry_run)
+    assert found, dry_run
+    assert f'find "{found[1]}" -mindepth 1 -delete' in dry_run
+    return Path(found[1])
+
+
+def scraped_sends(port: str) -> float:
+    response = requests.get(
+        f"http://127.0.0.1:{port}/metrics",
+        headers={"Authorization": "Bearer metrics-token"},
+        timeout=30,
+    )
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+        if sample.name == "whatsapp_sends_total"
+    )
+
+
 def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(tmp_path):
     with FakeCloudApi() as graph:
         env = {
@@ -59,7 +86,13 @@ def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(tmp_path
             "WORKERS": "1",
             "THREADS": "4",
             "TASK_WORKER_THREADS": "2",
+            "METRICS_TOKEN": "metrics-token",
         }
+        # One metrics view, as `make run` gives it: the worker's sends in the web's scrape.
+        metrics = make_run_metrics_directory(env)
+        assert metrics == tmp_path / "metrics"
+        metrics.mkdir()
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
         manage(env, "migrate", "--noinput")
         manage(env, "create_organization", "Shop")
         manage(
@@ -95,6 +128,7 @@ def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(tmp_path
             assert response.status_code == 200
             wait_until(lambda: graph.requests, what="the worker's auto-reply")
             assert graph.requests[0].json["text"]["body"] == "9 to 5"
+            wait_until(lambda: scraped_sends(env["PORT"]) == 1, what="the send in the scrape")
 
             honcho.send_signal(signal.SIGINT)  # Ctrl-C
             assert honcho.wait(timeout=30) is not None
