@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class WorkerConfig(AppConfig):
@@ -8,4 +9,4 @@ class WorkerConfig(AppConfig):
 
     name = "messaging_project.worker"
     label = "worker"
-    verbose_name = "Background tasks"
+    verbose_name = _("Background tasks")
