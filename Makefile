@@ -13,7 +13,7 @@ PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 32
 
-.PHONY: install run test test-fast lint format messages bench bench-quick loadtest
+.PHONY: install run test test-fast lint format messages screenshots bench bench-quick loadtest
 
 install: $(STAMP)
 
@@ -65,6 +65,12 @@ messages: install
 	$(BIN)/python manage.py makemessages $(addprefix -l ,$(MESSAGE_LANGUAGES)) \
 		$(MESSAGE_IGNORE) --add-location file --no-obsolete
 	$(BIN)/python manage.py compilemessages $(addprefix -l ,$(MESSAGE_LANGUAGES)) $(MESSAGE_IGNORE)
+
+# The pictures of docs/admin.md (docs/img/admin-*.png): the admin's browser tests, with
+# Debian's chromium and chromium-driver, writing their screenshots.
+screenshots: install
+	WRITE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/admin/test_browser.py \
+		tests/admin/test_screenshots.py
 
 # The benchmark (docs/performance.md): every scenario, each on its own scratch PostgreSQL
 # database and `make run`, driven by wrk; or those named, `make bench ONLY=events,send`.
