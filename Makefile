@@ -17,7 +17,7 @@ THREADS ?= 32
 # when it has the same PROMETHEUS_MULTIPROC_DIR.
 PROMETHEUS_MULTIPROC_DIR ?= $(or $(VAR_DIR),$(CURDIR)/var)/metrics
 
-.PHONY: install run test test-fast lint format bench bench-quick loadtest
+.PHONY: install run test test-fast lint format messages screenshots bench bench-quick loadtest
 
 install: $(STAMP)
 
@@ -57,6 +57,26 @@ lint: install
 format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# The admin's translations (docs/admin.md): the strings marked in the apps and templates
+# gathered into locale/<language>/LC_MESSAGES/django.po, for the translator; then the
+# .mo files the service reads, compiled and committed with them (so installing needs no
+# gettext). tests/admin/test_translations.py fails while a string lacks a translation.
+# Needs GNU gettext (Debian's `gettext` package), as .ci/run installs it.
+MESSAGE_LANGUAGES := es pt_BR
+MESSAGE_IGNORE := -i tests -i bench -i loadtest -i devtools -i docs -i var -i .venv
+
+messages: install
+	@command -v xgettext >/dev/null || { echo "make messages needs GNU gettext: apt-get install gettext"; exit 1; }
+	$(BIN)/python manage.py makemessages $(addprefix -l ,$(MESSAGE_LANGUAGES)) \
+		$(MESSAGE_IGNORE) --add-location file --no-obsolete
+	$(BIN)/python manage.py compilemessages $(addprefix -l ,$(MESSAGE_LANGUAGES)) $(MESSAGE_IGNORE)
+
+# The pictures of docs/admin.md (docs/img/admin-*.png): the admin's browser tests, with
+# Debian's chromium and chromium-driver, writing their screenshots.
+screenshots: install
+	WRITE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/admin/test_browser.py \
+		tests/admin/test_screenshots.py
 
 # The benchmark (docs/performance.md): every scenario, each on its own scratch PostgreSQL
 # database and `make run`, driven by wrk; or those named, `make bench ONLY=events,send`.

@@ -8,6 +8,8 @@ and neither their digest nor their plaintext is ever shown in a list or a form.
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, password_validation
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts import services
 from accounts.admin_scoping import OrganizationScopedAdmin
@@ -16,7 +18,7 @@ from messaging_project.core.service_admin import ServiceAdmin, adopt
 
 admin.site.site_header = "WhatsApp Business Messaging"
 admin.site.site_title = "WhatsApp Business Messaging"
-admin.site.index_title = "Administration"
+admin.site.index_title = _("Administration")
 
 
 class SuperuserOnlyAdmin(ServiceAdmin):
@@ -61,11 +63,11 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
 
 
 class TokenStatusFilter(admin.SimpleListFilter):
-    title = "status"
+    title = _("status")
     parameter_name = "status"
 
     def lookups(self, request, model_admin):
-        return [("active", "active"), ("revoked", "revoked")]
+        return [("active", _("active")), ("revoked", _("revoked"))]
 
     def queryset(self, request, queryset):
         if self.value() == "active":
@@ -91,7 +93,7 @@ class ApiTokenAdmin(OrganizationScopedAdmin):
             return ["organization", "name"]
         return ["organization", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
 
-    @admin.display(description="active", boolean=True)
+    @admin.display(description=_("active"), boolean=True)
     def is_active(self, token):
         return token.is_active
 
@@ -109,24 +111,28 @@ class ApiTokenAdmin(OrganizationScopedAdmin):
         adopt(obj, issued.record)
         self.message_user(
             request,
-            f"Copy the new token now; it is not stored and will not be shown again: {issued.token}",
+            gettext(
+                "Copy the new token now; it is not stored and will not be shown again: %(token)s"
+            )
+            % {"token": issued.token},
             messages.WARNING,
         )
 
-    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    @admin.action(description=_("Revoke the selected tokens"), permissions=["change"])
     def revoke_tokens(self, request, queryset):
         tokens = [token for token in queryset if token.is_active]
         for token in tokens:
             services.revoke_token(token=token)
-        self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)
+        message = ngettext("Revoked %(count)d token.", "Revoked %(count)d tokens.", len(tokens))
+        self.message_user(request, message % {"count": len(tokens)}, messages.SUCCESS)
 
 
 class StaffMemberForm(forms.ModelForm):
     """A new staff member, created with accounts.services.create_staff_user."""
 
-    username = forms.CharField(max_length=150)
-    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
-    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+    username = forms.CharField(label=_("Username"), max_length=150)
+    password1 = forms.CharField(label=_("Password"), widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label=_("Password again"), widget=forms.PasswordInput, strip=False)
 
     class Meta:
         model = Membership
@@ -135,7 +141,7 @@ class StaffMemberForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         if data.get("password1") and data.get("password1") != data.get("password2"):
-            self.add_error("password2", "The two passwords differ.")
+            self.add_error("password2", gettext("The two passwords differ."))
         elif data.get("password1"):
             # As the service checks it, with the user's attributes (the similarity check).
             user = get_user_model()(username=data.get("username", ""))
@@ -172,11 +178,11 @@ class MembershipAdmin(SuperuserOnlyAdmin):
         # Removing a membership leaves the user; they then see nothing.
         return self.has_module_permission(request)
 
-    @admin.display(description="active", boolean=True)
+    @admin.display(description=_("active"), boolean=True)
     def user_is_active(self, membership):
         return membership.user.is_active
 
-    @admin.display(description="last login")
+    @admin.display(description=_("last login"))
     def last_login(self, membership):
         return membership.user.last_login
 

@@ -6,22 +6,26 @@ from django.conf import settings
 from django.db import models
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class Organization(models.Model):
     """A tenant. Its WhatsApp channel settings belong to sending (sending.models.Channel)."""
 
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    name = models.CharField(max_length=255, unique=True)
+    uuid = models.UUIDField(_("uuid"), default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(_("name"), max_length=255, unique=True)
     rate_limit = models.PositiveIntegerField(
+        _("rate limit"),
         null=True,
         blank=True,
-        help_text="Requests per minute; empty for the API_RATE_LIMIT default.",
+        help_text=_("Requests per minute; empty for the API_RATE_LIMIT default."),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
+        verbose_name = _("organization")
+        verbose_name_plural = _("organizations")
 
     def __str__(self) -> str:
         return self.name
@@ -52,11 +56,15 @@ class LiveQuerySet(models.QuerySet):
 class OrganizationRecord(models.Model):
     """What every tenant record has: a public uuid, its organization, soft deletion."""
 
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
-    created_by = models.PositiveIntegerField(default=0, help_text="0 for the API, else a user id.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    deleted_at = models.DateTimeField(null=True, blank=True)
+    uuid = models.UUIDField(_("uuid"), default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, verbose_name=_("organization")
+    )
+    created_by = models.PositiveIntegerField(
+        _("created by"), default=0, help_text=_("0 for the API, else a user id.")
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    deleted_at = models.DateTimeField(_("deleted at"), null=True, blank=True)
 
     objects = LiveQuerySet.as_manager()
 
@@ -68,17 +76,23 @@ class OrganizationRecord(models.Model):
 class ApiToken(models.Model):
     """A bearer token. Only its public prefix and a SHA-256 digest are stored."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="tokens")
-    name = models.CharField(max_length=255, blank=True)
-    prefix = models.CharField(max_length=16, unique=True)
-    digest = models.CharField(max_length=64)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="tokens",
+        verbose_name=_("organization"),
+    )
+    name = models.CharField(_("name"), max_length=255, blank=True)
+    prefix = models.CharField(_("prefix"), max_length=16, unique=True)
+    digest = models.CharField(_("digest"), max_length=64)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
-        verbose_name = "API token"
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
 
     def __str__(self) -> str:
         return f"{self.prefix} ({self.name})" if self.name else self.prefix
@@ -92,9 +106,21 @@ class Membership(models.Model):
     """A staff user belongs to exactly one organization."""
 
     user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="membership",
+        verbose_name=_("user"),
     )
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="members")
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="members",
+        verbose_name=_("organization"),
+    )
+
+    class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.organization}"

@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts import tokens
 from accounts.models import ApiToken, Membership, Organization
@@ -32,13 +33,14 @@ class IssuedToken:
 def create_organization(*, name: str, rate_limit: int | None = None) -> Organization:
     name = name.strip()
     if not name:
-        raise ValidationError({"name": ["The name must not be empty."]})
+        raise ValidationError({"name": [gettext_noop("The name must not be empty.")]})
     if len(name) > 255:
-        raise ValidationError({"name": ["The name must be at most 255 characters."]})
+        raise ValidationError({"name": [gettext_noop("The name must be at most 255 characters.")]})
     if rate_limit is not None and rate_limit < 1:
-        raise ValidationError({"rate_limit": ["The rate limit must be at least 1."]})
+        raise ValidationError({"rate_limit": [gettext_noop("The rate limit must be at least 1.")]})
     if Organization.objects.filter(name=name).exists():
-        raise ValidationError({"name": [f"An organization named {name!r} already exists."]})
+        taken = gettext_noop("An organization named %(name)r already exists.")
+        raise ValidationError({"name": [ValidationError(taken, params={"name": name})]})
     return Organization.objects.create(name=name, rate_limit=rate_limit)
 
 
@@ -102,7 +104,8 @@ def authenticate_token(token: str) -> ApiToken | None:
 def create_staff_user(*, username: str, organization: Organization, password: str):
     User = get_user_model()
     if User.objects.filter(username=username).exists():
-        raise ValidationError({"username": [f"A user named {username!r} already exists."]})
+        taken = gettext_noop("A user named %(username)r already exists.")
+        raise ValidationError({"username": [ValidationError(taken, params={"username": username})]})
     user = User(username=username, is_staff=True)
     user.full_clean(exclude=["password"])
     # AUTH_PASSWORD_VALIDATORS, the user's attributes known (a password like the

@@ -3,6 +3,8 @@ through campaigns.services like the API's. Campaigns are created through the API
 
 from django.contrib import admin, messages
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext, pgettext_lazy
 
 from accounts.admin_scoping import OrganizationScopedAdmin
 from campaigns import services
@@ -10,6 +12,17 @@ from campaigns.models import Campaign, CampaignStatus
 from campaigns.selectors import campaigns_with_counts
 
 COUNTS = ["total", "pending", "sent", "delivered", "read", "failed", "skipped", "unknown"]
+# The column headers of the counts: how many recipients are in each state.
+COUNT_LABELS = {
+    "total": pgettext_lazy("campaign count", "total"),
+    "pending": pgettext_lazy("campaign count", "pending"),
+    "sent": pgettext_lazy("campaign count", "sent"),
+    "delivered": pgettext_lazy("campaign count", "delivered"),
+    "read": pgettext_lazy("campaign count", "read"),
+    "failed": pgettext_lazy("campaign count", "failed"),
+    "skipped": pgettext_lazy("campaign count", "skipped"),
+    "unknown": pgettext_lazy("campaign count", "unknown"),
+}
 
 
 @admin.register(Campaign)
@@ -52,7 +65,7 @@ class CampaignAdmin(OrganizationScopedAdmin):
         extra_context.update(show_save_and_continue=False, show_save_and_add_another=False)
         return super().changeform_view(request, object_id, form_url, extra_context)
 
-    @admin.display(description="progress")
+    @admin.display(description=_("progress"))
     def progress(self, campaign):
         done = campaign.total - campaign.pending
         percent = round(100 * done / campaign.total) if campaign.total else 0
@@ -64,25 +77,28 @@ class CampaignAdmin(OrganizationScopedAdmin):
             percent,
         )
 
-    @admin.display(description="counts")
+    @admin.display(description=_("counts"))
     def counts(self, campaign):
-        return ", ".join(f"{name} {getattr(campaign, name)}" for name in COUNTS)
+        return ", ".join(f"{COUNT_LABELS[name]} {getattr(campaign, name)}" for name in COUNTS)
 
-    @admin.action(description="Cancel the selected campaigns", permissions=["change"])
+    @admin.action(description=_("Cancel the selected campaigns"), permissions=["change"])
     def cancel(self, request, queryset):
         cancelled = 0
         for campaign in queryset:
             if campaign.status in (CampaignStatus.SCHEDULED, CampaignStatus.RUNNING):
                 services.cancel_campaign(campaign=campaign)
                 cancelled += 1
-        self.message_user(request, f"{cancelled} campaign(s) cancelled.", messages.SUCCESS)
+        message = ngettext(
+            "%(count)d campaign cancelled.", "%(count)d campaigns cancelled.", cancelled
+        )
+        self.message_user(request, message % {"count": cancelled}, messages.SUCCESS)
 
 
 def count_column(name: str):
     def column(self, campaign) -> int:
         return getattr(campaign, name)
 
-    return admin.display(description=name, ordering=name)(column)
+    return admin.display(description=COUNT_LABELS[name], ordering=name)(column)
 
 
 for _name in COUNTS:  # the annotated counts as list columns

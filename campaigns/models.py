@@ -3,6 +3,8 @@ and the pace of each organization's number shared by every worker."""
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from accounts.models import Organization, OrganizationRecord
 from contacts.models import Contact, ContactGroup
@@ -10,10 +12,10 @@ from sending.models import Chat
 
 
 class CampaignStatus(models.TextChoices):
-    SCHEDULED = "scheduled", "scheduled"
-    RUNNING = "running", "running"
-    COMPLETED = "completed", "completed"
-    CANCELLED = "cancelled", "cancelled"
+    SCHEDULED = "scheduled", pgettext_lazy("campaign status", "scheduled")
+    RUNNING = "running", pgettext_lazy("campaign status", "running")
+    COMPLETED = "completed", pgettext_lazy("campaign status", "completed")
+    CANCELLED = "cancelled", pgettext_lazy("campaign status", "cancelled")
 
 
 class Campaign(OrganizationRecord):
@@ -23,22 +25,34 @@ class Campaign(OrganizationRecord):
     then a group campaign names its group, a list campaign keeps the numbers as given.
     """
 
-    name = models.CharField(max_length=255)
-    template = models.JSONField(help_text="As /api/send/template takes it.")
+    name = models.CharField(_("name"), max_length=255)
+    template = models.JSONField(_("template"), help_text=_("As /api/send/template takes it."))
     contact_group = models.ForeignKey(
-        ContactGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        ContactGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("contact group"),
     )
-    phones = models.JSONField(null=True, blank=True, help_text="The numbers as given.")
-    rate = models.PositiveIntegerField(help_text="Messages per second at most.")
+    phones = models.JSONField(
+        _("phones"), null=True, blank=True, help_text=_("The numbers as given.")
+    )
+    rate = models.PositiveIntegerField(_("rate"), help_text=_("Messages per second at most."))
     status = models.CharField(
-        max_length=16, choices=CampaignStatus.choices, default=CampaignStatus.SCHEDULED
+        _("status"),
+        max_length=16,
+        choices=CampaignStatus.choices,
+        default=CampaignStatus.SCHEDULED,
     )
-    scheduled_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    scheduled_at = models.DateTimeField(_("scheduled at"), null=True, blank=True)
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
+        verbose_name = _("campaign")
+        verbose_name_plural = _("campaigns")
         indexes = [models.Index(fields=["organization", "id"], name="campaigns_of_organization")]
 
     def __str__(self) -> str:
@@ -46,13 +60,16 @@ class Campaign(OrganizationRecord):
 
 
 class RecipientStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    SENDING = "sending", "sending"  # claimed: the channel is being called
-    SENT = "sent", "sent"  # the channel accepted it; the chat's status follows
-    FAILED = "failed", "failed"
-    SKIPPED = "skipped", "skipped"  # opted out, or the campaign was cancelled first
+    PENDING = "pending", pgettext_lazy("recipient status", "pending")
+    # Claimed: the channel is being called.
+    SENDING = "sending", pgettext_lazy("recipient status", "sending")
+    # The channel accepted it; the chat's status follows.
+    SENT = "sent", pgettext_lazy("recipient status", "sent")
+    FAILED = "failed", pgettext_lazy("recipient status", "failed")
+    # Opted out, or the campaign was cancelled first.
+    SKIPPED = "skipped", pgettext_lazy("recipient status", "skipped")
     # Claimed by a worker that died during the send: WhatsApp may or may not have it.
-    UNKNOWN = "unknown", "unknown"
+    UNKNOWN = "unknown", pgettext_lazy("recipient status", "unknown")
 
 
 class Recipient(models.Model):

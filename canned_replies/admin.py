@@ -7,6 +7,8 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from accounts.models import Organization
@@ -19,18 +21,23 @@ from messaging_project.core.service_admin import adopt
 class CannedReplyForm(forms.ModelForm):
     """`response` and `response_type` as in the API; the service stores them as metadata."""
 
-    response_type = forms.ChoiceField(choices=ResponseType.choices, initial=ResponseType.TEXT)
+    response_type = forms.ChoiceField(
+        label=_("Response type"), choices=ResponseType.choices, initial=ResponseType.TEXT
+    )
     response = forms.CharField(
+        label=_("Response"),
         max_length=4096,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="The text sent back when a message matches; for an image, audio, "
-        "document or video reply, the https URL WhatsApp fetches the file from.",
+        help_text=_(
+            "The text sent back when a message matches; for an image, audio, "
+            "document or video reply, the https URL WhatsApp fetches the file from."
+        ),
     )
 
     class Meta:
         model = CannedReply
         fields = ["organization", "name", "trigger", "match_criteria"]
-        help_texts = {"trigger": "Compared ignoring case and extra spaces."}
+        help_texts = {"trigger": _("Compared ignoring case and extra spaces.")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -40,9 +47,13 @@ class CannedReplyForm(forms.ModelForm):
 
 
 class TestMessageForm(forms.Form):
-    organization = forms.ModelChoiceField(queryset=Organization.objects.all())
+    organization = forms.ModelChoiceField(
+        label=_("Organization"), queryset=Organization.objects.all()
+    )
     message = forms.CharField(
-        max_length=4096, widget=forms.TextInput(attrs={"size": 60, "autofocus": True})
+        label=_("Message"),
+        max_length=4096,
+        widget=forms.TextInput(attrs={"size": 60, "autofocus": True}),
     )
 
 
@@ -55,7 +66,7 @@ class CannedReplyAdmin(OrganizationScopedAdmin):
     search_fields = ["name", "trigger"]
     ordering = ["-id"]
 
-    @admin.display(description="response")
+    @admin.display(description=_("response"))
     def response_preview(self, reply):
         return Truncator(reply.response_text).chars(60)
 
@@ -98,7 +109,7 @@ class CannedReplyAdmin(OrganizationScopedAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": "Test a message",
+            "title": gettext("Test a message"),
             "form": form,
             "tested": form.is_bound and form.is_valid(),
             "reply": reply,

@@ -2,24 +2,25 @@
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import OrganizationRecord
 
 
 class MatchCriteria(models.TextChoices):
-    CONTAINS = "contains", "contains"
-    EXACT_MATCH = "exact match", "exact match"
-    STARTS_WITH = "starts with", "starts with"
-    ENDS_WITH = "ends with", "ends with"
+    CONTAINS = "contains", _("contains")
+    EXACT_MATCH = "exact match", _("exact match")
+    STARTS_WITH = "starts with", _("starts with")
+    ENDS_WITH = "ends with", _("ends with")
 
 
 class ResponseType(models.TextChoices):
-    TEXT = "text", "text"
+    TEXT = "text", _("text")
     # A media reply: `response` is the URL WhatsApp fetches the file from (contract 11).
-    IMAGE = "image", "image"
-    AUDIO = "audio", "audio"
-    DOCUMENT = "document", "document"
-    VIDEO = "video", "video"
+    IMAGE = "image", _("image")
+    AUDIO = "audio", _("audio")
+    DOCUMENT = "document", _("document")
+    VIDEO = "video", _("video")
 
 
 MEDIA_RESPONSE_TYPES = (
@@ -31,17 +32,20 @@ MEDIA_RESPONSE_TYPES = (
 
 
 class CannedReply(OrganizationRecord):
-    name = models.CharField(max_length=255)
-    trigger = models.CharField(max_length=255)
-    match_criteria = models.CharField(max_length=16, choices=MatchCriteria.choices)
+    name = models.CharField(_("name"), max_length=255)
+    trigger = models.CharField(_("trigger"), max_length=255)
+    match_criteria = models.CharField(
+        _("match criteria"), max_length=16, choices=MatchCriteria.choices
+    )
     # {"type": "text", "data": {"text": "<reply>"}}; returned JSON-encoded, as api.md shows.
     # A media reply: {"type": "image", "data": {"link": "<url>"}} (canned_replies.services).
-    metadata = models.JSONField()
-    deleted_by = models.PositiveIntegerField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    metadata = models.JSONField(_("metadata"))
+    deleted_by = models.PositiveIntegerField(_("deleted by"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
-        verbose_name_plural = "canned replies"
+        verbose_name = _("canned reply")
+        verbose_name_plural = _("canned replies")
         indexes = [
             models.Index(
                 fields=["organization", "id"],

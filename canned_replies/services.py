@@ -11,16 +11,16 @@ from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseTyp
 from canned_replies.representations import canned_reply_data, deleted_reply_data, reply_metadata
 from events.models import Event
 from events.services import emit_event
-from messaging_project.core.public_urls import url_problem
+from messaging_project.core.public_urls import url_error
 
 
 def check_response(response_type: str, response: str) -> None:
     """A media reply's response is the URL WhatsApp fetches: https on a public address,
     the rule of POST /api/send/media. Raises a ValidationError on `response`."""
     if response_type in MEDIA_RESPONSE_TYPES:
-        problem = url_problem(response, https_only=True)
-        if problem:
-            raise ValidationError({"response": [problem]})
+        error = url_error(response, https_only=True)
+        if error is not None:
+            raise ValidationError({"response": [error]})
 
 
 def emit_reply(event: str, reply: CannedReply) -> None:

@@ -5,6 +5,8 @@ import re
 from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
 from contacts import opt_outs, services
@@ -19,13 +21,15 @@ class ContactForm(forms.ModelForm):
     create, blank text stored as null, the address as its five parts."""
 
     phone = forms.CharField(
-        max_length=32, help_text="With its country code, for example +49 151 23456789."
+        label=_("Phone"),
+        max_length=32,
+        help_text=_("With its country code, for example +49 151 23456789."),
     )
-    street = forms.CharField(max_length=255, required=False)
-    city = forms.CharField(max_length=255, required=False)
-    state = forms.CharField(max_length=255, required=False)
-    zip = forms.CharField(max_length=255, required=False, label="ZIP")
-    country = forms.CharField(max_length=255, required=False)
+    street = forms.CharField(label=_("Street"), max_length=255, required=False)
+    city = forms.CharField(label=_("City"), max_length=255, required=False)
+    state = forms.CharField(label=_("State"), max_length=255, required=False)
+    zip = forms.CharField(label=_("ZIP"), max_length=255, required=False)
+    country = forms.CharField(label=_("Country"), max_length=255, required=False)
 
     class Meta:
         model = Contact
@@ -54,7 +58,7 @@ class ContactForm(forms.ModelForm):
         try:
             return normalize_phone(self.cleaned_data["phone"])
         except InvalidPhoneNumber as error:
-            raise forms.ValidationError(str(error)) from None
+            raise forms.ValidationError(gettext(str(error))) from None
 
     def clean(self):
         data = super().clean()
@@ -65,7 +69,7 @@ class ContactForm(forms.ModelForm):
         organization = data.get("organization") or getattr(self.instance, "organization", None)
         group = data.get("contact_group")
         if group and organization and group.organization_id != organization.pk:
-            self.add_error("contact_group", "This group belongs to another organization.")
+            self.add_error("contact_group", gettext("This group belongs to another organization."))
         return data
 
     def address(self) -> dict | None:
@@ -91,7 +95,7 @@ class ContactAdmin(OrganizationScopedAdmin):
                 ]
             },
         ),
-        ("Address", {"fields": list(ADDRESS_KEYS), "classes": ["collapse"]}),
+        (_("Address"), {"fields": list(ADDRESS_KEYS), "classes": ["collapse"]}),
     ]
     list_display = ["name", "phone_number", "email", "contact_group", "favourite", "updated"]
     list_display_links = ["name", "phone_number"]
@@ -104,20 +108,20 @@ class ContactAdmin(OrganizationScopedAdmin):
     ordering = ["-id"]
     list_per_page = 50
 
-    @admin.display(description="name", ordering="first_name")
+    @admin.display(description=_("name"), ordering="first_name")
     def name(self, contact):
         return contact.full_name.strip() or "-"
 
-    @admin.display(description="phone", ordering="phone")
+    @admin.display(description=_("phone"), ordering="phone")
     def phone_number(self, contact):
         # A user whose number WhatsApp withholds is known by their WhatsApp user id.
         return f"+{contact.phone}" if contact.phone else contact.user_id or "-"
 
-    @admin.display(description="favourite", boolean=True, ordering="is_favorite")
+    @admin.display(description=_("favourite"), boolean=True, ordering="is_favorite")
     def favourite(self, contact):
         return contact.is_favorite
 
-    @admin.display(description="updated", ordering="updated_at")
+    @admin.display(description=_("updated"), ordering="updated_at")
     def updated(self, contact):
         return contact.updated_at.date()
 
@@ -174,7 +178,7 @@ class ContactGroupAdmin(OrganizationScopedAdmin):
         live_contacts = Count("contacts", filter=Q(contacts__deleted_at__isnull=True))
         return super().get_queryset(request).annotate(contact_count=live_contacts)
 
-    @admin.display(description="contacts", ordering="contact_count")
+    @admin.display(description=_("contacts"), ordering="contact_count")
     def contact_count(self, group):
         return group.contact_count
 

@@ -2,6 +2,8 @@
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import OrganizationRecord
 
@@ -9,10 +11,12 @@ LIVE = Q(deleted_at__isnull=True)
 
 
 class ContactGroup(OrganizationRecord):
-    name = models.CharField(max_length=255)
-    updated_at = models.DateTimeField(auto_now=True)
+    name = models.CharField(_("name"), max_length=255)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
+        verbose_name = _("contact group")
+        verbose_name_plural = _("contact groups")
         constraints = [
             models.UniqueConstraint(
                 fields=["organization", "name"], condition=LIVE, name="unique_live_group_name"
@@ -25,29 +29,37 @@ class ContactGroup(OrganizationRecord):
 
 
 class Contact(OrganizationRecord):
-    first_name = models.CharField(max_length=255, null=True, blank=True)
-    last_name = models.CharField(max_length=255, null=True, blank=True)
+    first_name = models.CharField(_("first name"), max_length=255, null=True, blank=True)
+    last_name = models.CharField(_("last name"), max_length=255, null=True, blank=True)
     phone = models.CharField(
+        _("phone"),
         max_length=20,
         blank=True,
-        help_text="Digits only, country code first; empty when WhatsApp withholds it.",
+        help_text=_("Digits only, country code first; empty when WhatsApp withholds it."),
     )
     # WhatsApp's business-scoped user id (BSUID, `CC.` + up to 128 characters): the one
     # identity of a user who adopted a username and whose number WhatsApp withholds.
-    user_id = models.CharField("WhatsApp user id", max_length=160, blank=True, default="")
-    email = models.EmailField(max_length=255, null=True, blank=True)
-    avatar = models.CharField(max_length=255, null=True, blank=True)
-    address = models.JSONField(null=True, blank=True)
+    user_id = models.CharField(_("WhatsApp user id"), max_length=160, blank=True, default="")
+    email = models.EmailField(_("email"), max_length=255, null=True, blank=True)
+    avatar = models.CharField(_("avatar"), max_length=255, null=True, blank=True)
+    address = models.JSONField(_("address"), null=True, blank=True)
     contact_group = models.ForeignKey(
-        ContactGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="contacts"
+        ContactGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="contacts",
+        verbose_name=_("contact group"),
     )
-    is_favorite = models.BooleanField(default=False)
+    is_favorite = models.BooleanField(_("favourite"), default=False)
     # Set by an inbound STOP (or the organization's own words) and by the channel's error
     # 131050; an inbound START clears it. Campaigns skip opted-out contacts.
-    opted_out = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(auto_now=True)
+    opted_out = models.BooleanField(_("opted out"), default=False)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
+        verbose_name = _("contact")
+        verbose_name_plural = _("contacts")
         constraints = [
             models.UniqueConstraint(
                 fields=["organization", "phone"],
@@ -107,18 +119,27 @@ class OptOutWords(models.Model):
     besides STOP and START. Matched against a whole inbound text, case-folded."""
 
     organization = models.OneToOneField(
-        "accounts.Organization", on_delete=models.CASCADE, related_name="opt_out_words"
+        "accounts.Organization",
+        on_delete=models.CASCADE,
+        related_name="opt_out_words",
+        verbose_name=_("organization"),
     )
     stop_words = models.TextField(
-        blank=True, default="", help_text="One word or phrase a line, besides STOP."
+        _("stop words"),
+        blank=True,
+        default="",
+        help_text=_("One word or phrase a line, besides STOP."),
     )
     start_words = models.TextField(
-        blank=True, default="", help_text="One word or phrase a line, besides START."
+        _("start words"),
+        blank=True,
+        default="",
+        help_text=_("One word or phrase a line, besides START."),
     )
 
     class Meta:
-        verbose_name = "opt-out words"
-        verbose_name_plural = "opt-out words"
+        verbose_name = _("opt-out words")
+        verbose_name_plural = _("opt-out words")
 
     def __str__(self) -> str:
-        return f"Opt-out words of {self.organization}"
+        return gettext("Opt-out words of %(organization)s") % {"organization": self.organization}

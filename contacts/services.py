@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from contacts import queries
@@ -22,9 +23,10 @@ from contacts.selectors import live_contact_by
 from events.models import Event
 from events.services import at_batch_end, emit_event, emit_events
 
-DUPLICATE_PHONE = "A contact with this phone already exists."
-DUPLICATE_GROUP = "A contact group with this name already exists."
-INVALID_GROUP = "The selected contact group is invalid."
+# In English, the API's language; marked so that the admin shows them translated.
+DUPLICATE_PHONE = gettext_noop("A contact with this phone already exists.")
+DUPLICATE_GROUP = gettext_noop("A contact group with this name already exists.")
+INVALID_GROUP = gettext_noop("The selected contact group is invalid.")
 
 
 def refuse_taken(record: models.Model, *, field: str, value: Any, message: str) -> None:

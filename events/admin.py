@@ -12,20 +12,23 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationScopedAdmin
 from events import services
 from events.models import Delivery, Endpoint, Event
-from messaging_project.core.public_urls import url_problem
+from messaging_project.core.public_urls import url_error
 from messaging_project.core.service_admin import adopt
 
 
 class EndpointForm(forms.ModelForm):
     events = forms.MultipleChoiceField(
+        label=_("Events"),
         choices=Event.choices,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="None ticked: every event.",
+        help_text=_("None ticked: every event."),
     )
 
     class Meta:
@@ -34,9 +37,9 @@ class EndpointForm(forms.ModelForm):
 
     def clean_url(self):
         url = self.cleaned_data["url"].strip()
-        problem = url_problem(url)
-        if problem:
-            raise ValidationError(problem)
+        error = url_error(url)
+        if error is not None:
+            raise ValidationError(gettext(error.message), params=error.params)
         return url
 
 
@@ -50,9 +53,9 @@ class EndpointAdmin(OrganizationScopedAdmin):
     readonly_fields = ["secret", "disabled_reason", "failing_since", "created_at", "updated_at"]
     actions = ["rotate_secrets"]
 
-    @admin.display(description="events")
+    @admin.display(description=_("events"))
     def subscribed(self, endpoint):
-        return ", ".join(endpoint.events) or "all"
+        return ", ".join(endpoint.events) or gettext("all")
 
     def save_through_service(self, request, obj, form, change):
         data = form.cleaned_data
@@ -72,11 +75,13 @@ class EndpointAdmin(OrganizationScopedAdmin):
     def soft_delete(self, request, obj):
         services.delete_endpoint(endpoint=obj)
 
-    @admin.action(description="Rotate the secret (the old one still signs for 24 hours)")
+    @admin.action(description=_("Rotate the secret (the old one still signs for 24 hours)"))
     def rotate_secrets(self, request, queryset):
         for endpoint in queryset:
             services.rotate_secret(endpoint=endpoint)
-        self.message_user(request, f"{len(queryset)} secret(s) rotated.", messages.SUCCESS)
+        count = len(queryset)
+        message = ngettext("%(count)d secret rotated.", "%(count)d secrets rotated.", count)
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
 
 @admin.register(Delivery)
@@ -120,17 +125,25 @@ class DeliveryAdmin(OrganizationScopedAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="body")
+    @admin.display(description=_("body"))
     def payload(self, delivery):
         return format_html(
             "<pre>{}</pre>", json.dumps(json.loads(delivery.body), indent=2, ensure_ascii=False)
         )
 
-    @admin.action(description="Send again (same webhook-id)", permissions=["view"])
+    @admin.action(description=_("Send again (same webhook-id)"), permissions=["view"])
     def send_again(self, request, queryset):
         queued = sum(services.send_again(delivery=delivery) for delivery in queryset)
         skipped = len(queryset) - queued
-        message = f"{queued} deliver{'y' if queued == 1 else 'ies'} queued to be sent again."
+        message = ngettext(
+            "%(count)d delivery queued to be sent again.",
+            "%(count)d deliveries queued to be sent again.",
+            queued,
+        ) % {"count": queued}
         if skipped:
-            message += f" {skipped} skipped: an attempt is under way."
+            message += " " + ngettext(
+                "%(count)d skipped: an attempt is under way.",
+                "%(count)d skipped: an attempt is under way.",
+                skipped,
+            ) % {"count": skipped}
         self.message_user(request, message, messages.SUCCESS if queued else messages.WARNING)

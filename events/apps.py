@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class EventsConfig(AppConfig):
     name = "events"
-    verbose_name = "Event webhooks"
+    verbose_name = _("Event webhooks")
 
     def ready(self):
         # Registers the app's OpenAPI description with drf-spectacular (see that module).

@@ -15,24 +15,26 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from accounts.models import Organization, OrganizationRecord
 from messaging_project.core.encryption import EncryptedTextField
 
 
 class Event(models.TextChoices):
-    MESSAGE_RECEIVED = "message.received"
-    MESSAGE_SENT = "message.sent"
-    MESSAGE_STATUS_UPDATE = "message.status.update"
-    CONTACT_CREATED = "contact.created"
-    CONTACT_UPDATED = "contact.updated"
-    CONTACT_DELETED = "contact.deleted"
-    GROUP_CREATED = "group.created"
-    GROUP_UPDATED = "group.updated"
-    GROUP_DELETED = "group.deleted"
-    AUTOREPLY_CREATED = "autoreply.created"
-    AUTOREPLY_UPDATED = "autoreply.updated"
-    AUTOREPLY_DELETED = "autoreply.deleted"
+    MESSAGE_RECEIVED = "message.received", _("Message received")
+    MESSAGE_SENT = "message.sent", _("Message sent")
+    MESSAGE_STATUS_UPDATE = "message.status.update", _("Message status update")
+    CONTACT_CREATED = "contact.created", _("Contact created")
+    CONTACT_UPDATED = "contact.updated", _("Contact updated")
+    CONTACT_DELETED = "contact.deleted", _("Contact deleted")
+    GROUP_CREATED = "group.created", _("Group created")
+    GROUP_UPDATED = "group.updated", _("Group updated")
+    GROUP_DELETED = "group.deleted", _("Group deleted")
+    AUTOREPLY_CREATED = "autoreply.created", _("Canned reply created")
+    AUTOREPLY_UPDATED = "autoreply.updated", _("Canned reply updated")
+    AUTOREPLY_DELETED = "autoreply.deleted", _("Canned reply deleted")
 
 
 def new_secret() -> str:
@@ -45,24 +47,27 @@ def new_message_id() -> str:
 
 
 class Endpoint(OrganizationRecord):
-    url = models.CharField(max_length=2048)
+    url = models.CharField(_("URL"), max_length=2048)
     # The events it is sent; empty: all of them.
-    events = models.JSONField(default=list, blank=True)
+    events = models.JSONField(_("events"), default=list, blank=True)
     # Plain for now; the encrypted field type replaces it (contract section 13). Read and
     # written through the model only, so that the switch is the field's alone.
     # Encrypted at rest (docs/operations.md): never filter on them, compare in Python.
-    secret = EncryptedTextField(default=new_secret)
+    secret = EncryptedTextField(_("secret"), default=new_secret)
     # After a rotation the old secret still signs, next to the new one, until then.
-    previous_secret = EncryptedTextField(blank=True, default="")
-    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
-    is_active = models.BooleanField(default=True)
-    disabled_reason = models.CharField(max_length=255, blank=True, default="")
+    previous_secret = EncryptedTextField(_("previous secret"), blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(
+        _("previous secret expires at"), null=True, blank=True
+    )
+    is_active = models.BooleanField(_("is active"), default=True)
+    disabled_reason = models.CharField(_("disabled reason"), max_length=255, blank=True, default="")
     # The first failed attempt since the last success: five days of failures disable it.
-    failing_since = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    failing_since = models.DateTimeField(_("failing since"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
-        verbose_name = "event webhook endpoint"
+        verbose_name = _("event webhook endpoint")
+        verbose_name_plural = _("event webhook endpoints")
         indexes = [
             # Every emission looks for these: the organization's active endpoints.
             models.Index(
@@ -110,40 +115,47 @@ class Emission(models.Model):
 
 
 class DeliveryStatus(models.TextChoices):
-    PENDING = "pending"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
+    PENDING = "pending", pgettext_lazy("delivery status", "pending")
+    SUCCEEDED = "succeeded", pgettext_lazy("delivery status", "succeeded")
+    FAILED = "failed", pgettext_lazy("delivery status", "failed")
 
 
 class Delivery(models.Model):
     # The endpoint's organization, kept here so that the admin's tenancy needs no join.
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, verbose_name=_("organization")
+    )
     # No index of its own: endpoint_deliveries below begins with it.
     endpoint = models.ForeignKey(
-        Endpoint, on_delete=models.CASCADE, related_name="deliveries", db_index=False
+        Endpoint,
+        on_delete=models.CASCADE,
+        related_name="deliveries",
+        db_index=False,
+        verbose_name=_("endpoint"),
     )
     # Unique by the constraint below: as `unique=True` it also had an index for LIKE on
     # PostgreSQL, which nothing uses and every insert and update paid for.
-    msg_id = models.CharField(max_length=64, default=new_message_id)
-    event = models.CharField(max_length=32, choices=Event.choices)
+    msg_id = models.CharField(_("webhook-id"), max_length=64, default=new_message_id)
+    event = models.CharField(_("event"), max_length=32, choices=Event.choices)
     # The JSON body as sent: every attempt signs and posts these same characters.
-    body = models.TextField()
+    body = models.TextField(_("body"))
     status = models.CharField(
-        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+        _("status"), max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
     )
-    attempts = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(_("attempts"), default=0)
     # Set while an attempt is under way (the lease, and the token of the claim that took
     # it): no other worker takes the delivery before then; after it (the worker died)
     # another posts the same attempt again.
-    claimed_until = models.DateTimeField(null=True, blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    last_error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True)
+    next_attempt_at = models.DateTimeField(_("next attempt at"), null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField(_("response status"), null=True, blank=True)
+    last_error = models.TextField(_("last error"), blank=True, default="")
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
-        verbose_name_plural = "deliveries"
+        verbose_name = _("delivery")
+        verbose_name_plural = _("deliveries")
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["endpoint", "-id"], name="endpoint_deliveries"),

@@ -35,6 +35,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from events import queries
@@ -42,7 +43,9 @@ from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secr
 from messaging_project.core.database import Statement, execute_together
 
 MAX_ENDPOINTS = 10
-TOO_MANY_ENDPOINTS = f"An organization can have at most {MAX_ENDPOINTS} webhook endpoints."
+# In English, the API's language; marked so that the admin shows it translated.
+TOO_MANY = gettext_noop("An organization can have at most %(limit)d webhook endpoints.")
+TOO_MANY_ENDPOINTS = TOO_MANY % {"limit": MAX_ENDPOINTS}
 # After a rotation the old secret keeps signing, next to the new one, this long.
 ROTATION_OVERLAP = timedelta(hours=24)
 
@@ -230,7 +233,7 @@ def refuse_too_many(organization: Organization) -> None:
     two concurrent creates are counted one after the other (SQLite: the write lock)."""
     Organization.objects.select_for_update().filter(pk=organization.pk).exists()
     if Endpoint.objects.live().filter(organization=organization).count() >= MAX_ENDPOINTS:
-        raise ValidationError({"url": [TOO_MANY_ENDPOINTS]})
+        raise ValidationError({"url": [ValidationError(TOO_MANY, params={"limit": MAX_ENDPOINTS})]})
 
 
 def create_endpoint(

@@ -156,6 +156,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The admin in the staff member's language (Accept-Language, else LANGUAGE_CODE);
+    # everything else in English, the API's language (docs/admin.md).
+    "messaging_project.core.locale.AdminLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -263,7 +266,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# The admin's languages (docs/admin.md): those whose catalogs, Django's and ours (locale/),
+# are complete. LANGUAGE_CODE is the admin's language when the browser asks for none of
+# them; the API, its errors and the events are English whatever it is.
+LANGUAGES = [("en", "English"), ("es", "Español"), ("pt-br", "Português (Brasil)")]
+LANGUAGE_CODE = env_str("LANGUAGE_CODE", "en-us").lower()
+if not any(LANGUAGE_CODE.split("-")[0] == code.split("-")[0] for code, _ in LANGUAGES):
+    raise ImproperlyConfigured(
+        f"LANGUAGE_CODE must be one of {', '.join(code for code, _ in LANGUAGES)}, "
+        f"not {LANGUAGE_CODE!r}."
+    )
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -21,6 +21,8 @@ from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.admin import OrganizationAdmin
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
@@ -30,6 +32,15 @@ from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.models import AutoReply, Channel, ChannelKind, Chat, MediaState, MessageTemplate
 from sending.services.media import download_name
+
+# The kinds of an inbound message's media, as the chat page names them.
+MEDIA_KINDS = {
+    "image": _("image"),
+    "audio": _("audio"),
+    "video": _("video"),
+    "document": _("document"),
+    "sticker": _("sticker"),
+}
 
 
 def pretty_json(value) -> str:
@@ -74,25 +85,32 @@ class ChatAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="message")
+    @admin.display(description=_("message"))
     def message(self, chat):
         return pretty_json(chat.metadata)
 
-    @admin.display(description="media")
+    @admin.display(description=_("media"))
     def media_file(self, chat):
         media = chat.media
         if media is None:
             return "-"
         if media.state != MediaState.AVAILABLE:
-            error = f": {media.last_error}" if media.last_error else ""
-            return f"{media.kind}, {media.status} (attempts: {media.attempts}){error}"
+            shown = gettext("%(kind)s, %(status)s (attempts: %(attempts)d)") % {
+                "kind": MEDIA_KINDS.get(media.kind, media.kind),
+                "status": MediaState(media.status).label,
+                "attempts": media.attempts,
+            }
+            return f"{shown}: {media.last_error}" if media.last_error else shown
         url = reverse("admin:sending_chat_media", args=[chat.pk])
         return format_html(
-            '<a href="{}">Open the {} ({}, {} bytes)</a>',
+            '<a href="{}">{}</a>',
             url,
-            media.kind,
-            media.mime_type,
-            media.size,
+            gettext("Open the %(kind)s (%(type)s, %(size)s bytes)")
+            % {
+                "kind": MEDIA_KINDS.get(media.kind, media.kind),
+                "type": media.mime_type,
+                "size": media.size,
+            },
         )
 
     def get_urls(self):
@@ -122,7 +140,7 @@ class ChatAdmin(ReadOnlyAdmin):
         response["Content-Security-Policy"] = "sandbox"
         return response
 
-    @admin.display(description="channel error")
+    @admin.display(description=_("channel error"))
     def error(self, chat):
         return pretty_json(chat.error_details)
 
@@ -150,7 +168,7 @@ class AutoReplyAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="contact")
+    @admin.display(description=_("contact"))
     def contact(self, auto_reply):
         return auto_reply.inbound.contact
 
@@ -160,10 +178,20 @@ def sync_organization(organization) -> tuple[str, int]:
     try:
         result = services.sync_templates(organization=organization)
     except (GatewayError, ChannelNotConfigured) as error:
-        return f"{organization}: WhatsApp did not give the templates: {error}", messages.ERROR
+        text = gettext("%(organization)s: WhatsApp did not give the templates: %(error)s")
+        return text % {"organization": organization, "error": error}, messages.ERROR
+    text = gettext(
+        "%(organization)s: templates added: %(created)d, updated: %(updated)d, "
+        "removed: %(removed)d."
+    )
     return (
-        f"{organization}: {result.created} template(s) added, {result.updated} updated, "
-        f"{result.removed} removed.",
+        text
+        % {
+            "organization": organization,
+            "created": result.created,
+            "updated": result.updated,
+            "removed": result.removed,
+        },
         messages.SUCCESS,
     )
 
@@ -186,7 +214,7 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="components")
+    @admin.display(description=_("components"))
     def template_components(self, template):
         return pretty_json(template.components)
 
@@ -217,9 +245,9 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
 # The channel settings, on the organization's page.
 
 
-def secret_field(name: str) -> forms.CharField:
+def secret_field(label: str) -> forms.CharField:
     return forms.CharField(
-        label=name.replace("_", " ").capitalize(),
+        label=label,
         required=False,
         strip=True,
         # Never rendered back into the page, even after a failed save.
@@ -231,9 +259,9 @@ class ChannelForm(forms.ModelForm):
     """Secrets are write-only: the field is always empty, and leaving it empty keeps the
     stored value (`stored`)."""
 
-    access_token = secret_field("access_token")
-    app_secret = secret_field("app_secret")
-    verify_token = secret_field("verify_token")
+    access_token = secret_field(_("Access token"))
+    app_secret = secret_field(_("App secret"))
+    verify_token = secret_field(_("Verify token"))
 
     class Meta:
         model = Channel
@@ -244,9 +272,9 @@ class ChannelForm(forms.ModelForm):
         self.stored = {name: getattr(self.instance, name) for name in Channel.SECRET_FIELDS}
         for name in Channel.SECRET_FIELDS:
             self.fields[name].help_text = (
-                "A value is stored; leave empty to keep it."
+                _("A value is stored; leave empty to keep it.")
                 if self.stored[name]
-                else "Not set. Stored, never shown again."
+                else _("Not set. Stored, never shown again.")
             )
             # The stored secret must not travel back to the page as the initial value.
             self.initial.pop(name, None)
@@ -275,14 +303,16 @@ class ChannelInline(admin.StackedInline):
     form = ChannelForm
     can_delete = False
     max_num = 1
-    verbose_name = verbose_name_plural = "WhatsApp channel"
+    verbose_name = verbose_name_plural = _("WhatsApp channel")
     fieldsets = [
         (
             None,
             {
                 "fields": ChannelForm.Meta.fields,
-                "description": "The sandbox keeps messages on this server. The Cloud API "
-                "needs the phone number id and an access token from Meta.",
+                "description": _(
+                    "The sandbox keeps messages on this server. The Cloud API "
+                    "needs the phone number id and an access token from Meta."
+                ),
             },
         )
     ]
@@ -307,7 +337,7 @@ class ChannelRefused(Exception):
 
 
 class ChannelKindFilter(admin.SimpleListFilter):
-    title = "channel"
+    title = _("channel")
     parameter_name = "channel"
 
     def lookups(self, request, model_admin):
@@ -335,7 +365,7 @@ class OrganizationWithChannelAdmin(OrganizationAdmin):
     list_filter = [ChannelKindFilter]
     actions = ["sync_templates"]
 
-    @admin.display(description="channel", ordering="channel_settings__kind")
+    @admin.display(description=_("channel"), ordering="channel_settings__kind")
     def channel(self, organization):
         return Channel.of(organization).get_kind_display()
 
@@ -366,7 +396,7 @@ class OrganizationWithChannelAdmin(OrganizationAdmin):
             else:
                 formset.changed_objects.append((channel, channel_form.changed_data))
 
-    @admin.action(description="Sync message templates from WhatsApp")
+    @admin.action(description=_("Sync message templates from WhatsApp"))
     def sync_templates(self, request, queryset):
         for organization in queryset:
             self.message_user(request, *sync_organization(organization))

@@ -3,6 +3,8 @@ channel status) and message templates."""
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Organization, OrganizationRecord
 from contacts.models import Contact
@@ -12,8 +14,8 @@ LIVE = Q(deleted_at__isnull=True)
 
 
 class ChannelKind(models.TextChoices):
-    SANDBOX = "sandbox", "Sandbox (messages stay on this server)"
-    CLOUD_API = "cloud_api", "WhatsApp Cloud API"
+    SANDBOX = "sandbox", _("Sandbox (messages stay on this server)")
+    CLOUD_API = "cloud_api", _("WhatsApp Cloud API")
 
 
 class Channel(models.Model):
@@ -27,24 +29,33 @@ class Channel(models.Model):
     SECRET_FIELDS = ("access_token", "app_secret", "verify_token")
 
     organization = models.OneToOneField(
-        Organization, on_delete=models.CASCADE, related_name="channel_settings"
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="channel_settings",
+        verbose_name=_("organization"),
     )
     kind = models.CharField(
-        "channel", max_length=16, choices=ChannelKind.choices, default=ChannelKind.SANDBOX
+        _("channel"), max_length=16, choices=ChannelKind.choices, default=ChannelKind.SANDBOX
     )
-    phone_number_id = models.CharField(max_length=32, blank=True, default="")
-    business_account_id = models.CharField(max_length=32, blank=True, default="")
+    phone_number_id = models.CharField(_("phone number id"), max_length=32, blank=True, default="")
+    business_account_id = models.CharField(
+        _("business account id"), max_length=32, blank=True, default=""
+    )
     # Encrypted at rest (docs/operations.md): never filter on them, compare in Python.
-    access_token = EncryptedTextField(blank=True, default="")
-    app_secret = EncryptedTextField(blank=True, default="")
-    verify_token = EncryptedTextField(blank=True, default="")
+    access_token = EncryptedTextField(_("access token"), blank=True, default="")
+    app_secret = EncryptedTextField(_("app secret"), blank=True, default="")
+    verify_token = EncryptedTextField(_("verify token"), blank=True, default="")
 
     class Meta:
         # Superusers only, like the organization it belongs to: no permission to grant staff.
         default_permissions = ()
+        verbose_name = verbose_name_plural = _("WhatsApp channel")
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} of {self.organization}"
+        return gettext("%(channel)s of %(organization)s") % {
+            "channel": self.get_kind_display(),
+            "organization": self.organization,
+        }
 
     @classmethod
     def of(cls, organization: Organization) -> "Channel":
@@ -61,31 +72,39 @@ class Channel(models.Model):
 
 
 class ChatType(models.TextChoices):
-    OUTBOUND = "outbound", "outbound"
-    INBOUND = "inbound", "inbound"
+    OUTBOUND = "outbound", _("outbound")
+    INBOUND = "inbound", _("inbound")
 
 
 class ChatStatus(models.TextChoices):
     # An outbound message moves forward only: accepted < sent < delivered < read < played.
-    ACCEPTED = "accepted", "accepted"
-    HELD_FOR_QUALITY_ASSESSMENT = "held_for_quality_assessment", "held for quality assessment"
-    PAUSED = "paused", "paused"
-    SENT = "sent", "sent"
-    DELIVERED = "delivered", "delivered"
-    READ = "read", "read"
-    PLAYED = "played", "played"  # a voice message the recipient listened to (after read)
-    FAILED = "failed", "failed"
-    RECEIVED = "received", "received"  # an inbound message
+    ACCEPTED = "accepted", pgettext_lazy("message status", "accepted")
+    HELD_FOR_QUALITY_ASSESSMENT = (
+        "held_for_quality_assessment",
+        pgettext_lazy("message status", "held for quality assessment"),
+    )
+    PAUSED = "paused", pgettext_lazy("message status", "paused")
+    SENT = "sent", pgettext_lazy("message status", "sent")
+    DELIVERED = "delivered", pgettext_lazy("message status", "delivered")
+    READ = "read", pgettext_lazy("message status", "read")
+    # A voice message the recipient listened to (after read).
+    PLAYED = "played", pgettext_lazy("message status", "played")
+    FAILED = "failed", pgettext_lazy("message status", "failed")
+    RECEIVED = "received", pgettext_lazy("message status", "received")  # an inbound message
 
 
 class Chat(OrganizationRecord):
     """One message on the channel. `wam_id` is WhatsApp's id for it (none when a send failed)."""
 
-    wam_id = models.CharField(max_length=255, null=True, blank=True)
-    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="chats")
-    type = models.CharField(max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND)
+    wam_id = models.CharField(_("WhatsApp message id"), max_length=255, null=True, blank=True)
+    contact = models.ForeignKey(
+        Contact, on_delete=models.CASCADE, related_name="chats", verbose_name=_("contact")
+    )
+    type = models.CharField(
+        _("type"), max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND
+    )
     # What the message says, as api.md describes it; returned JSON-encoded.
-    metadata = models.JSONField(default=dict)
+    metadata = models.JSONField(_("metadata"), default=dict)
     # The media an inbound message carried (api.md's `media_id`): fetched by a task.
     media = models.ForeignKey(
         "ChatMedia",
@@ -94,15 +113,18 @@ class Chat(OrganizationRecord):
         on_delete=models.SET_NULL,
         db_column="media_id",
         related_name="chats",
+        verbose_name=_("media"),
     )
-    status = models.CharField(max_length=32, choices=ChatStatus.choices)
+    status = models.CharField(_("status"), max_length=32, choices=ChatStatus.choices)
     # Why a message failed: Graph's error code, its text, and the whole channel_error object.
-    error_code = models.IntegerField(null=True, blank=True)
-    error_title = models.TextField(blank=True, default="")
-    error_details = models.JSONField(null=True, blank=True)
-    deleted_by = models.PositiveIntegerField(null=True, blank=True)
+    error_code = models.IntegerField(_("error code"), null=True, blank=True)
+    error_title = models.TextField(_("error title"), blank=True, default="")
+    error_details = models.JSONField(_("error details"), null=True, blank=True)
+    deleted_by = models.PositiveIntegerField(_("deleted by"), null=True, blank=True)
 
     class Meta(OrganizationRecord.Meta):
+        verbose_name = _("chat")
+        verbose_name_plural = _("chats")
         constraints = [
             # Status webhooks find a chat by its organization and WhatsApp id.
             models.UniqueConstraint(
@@ -124,15 +146,17 @@ class MessageTemplate(OrganizationRecord):
     disappeared from the channel is soft-deleted; it comes back if it reappears.
     """
 
-    name = models.CharField(max_length=512)
-    language = models.CharField(max_length=16)
-    category = models.CharField(max_length=32, blank=True, default="")
-    status = models.CharField(max_length=32, blank=True, default="")
-    components = models.JSONField(default=list, blank=True)
-    external_id = models.CharField(max_length=64, blank=True, default="")
-    updated_at = models.DateTimeField(auto_now=True)
+    name = models.CharField(_("name"), max_length=512)
+    language = models.CharField(_("language"), max_length=16)
+    category = models.CharField(_("category"), max_length=32, blank=True, default="")
+    status = models.CharField(_("status"), max_length=32, blank=True, default="")
+    components = models.JSONField(_("components"), default=list, blank=True)
+    external_id = models.CharField(_("external id"), max_length=64, blank=True, default="")
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
+        verbose_name = _("message template")
+        verbose_name_plural = _("message templates")
         constraints = [
             models.UniqueConstraint(
                 fields=["organization", "name", "language"], name="unique_template_language"
@@ -186,14 +210,17 @@ class ChatStatusEvent(models.Model):
 class AutoReplyState(models.TextChoices):
     # Written by the webhook in earlier versions, not tried yet (now the task's first run
     # writes the row, already `sending`).
-    PENDING = "pending", "pending"
-    SENDING = "sending", "sending"  # a task run claimed it: the send may be under way
-    RETRYING = "retrying", "retrying"  # the channel failed for now; the next try is enqueued
-    SENT = "sent", "sent"
-    FAILED = "failed", "failed"  # refused, not configured, or out of attempts
+    PENDING = "pending", pgettext_lazy("auto-reply state", "pending")
+    # A task run claimed it: the send may be under way.
+    SENDING = "sending", pgettext_lazy("auto-reply state", "sending")
+    # The channel failed for now; the next is enqueued.
+    RETRYING = "retrying", pgettext_lazy("auto-reply state", "retrying")
+    SENT = "sent", pgettext_lazy("auto-reply state", "sent")
+    # Refused, not configured, or out of attempts.
+    FAILED = "failed", pgettext_lazy("auto-reply state", "failed")
     # A run claimed it and never finished (its worker died during the send): WhatsApp may
     # or may not have sent it, so it is not sent again.
-    UNKNOWN = "unknown", "unknown"
+    UNKNOWN = "unknown", pgettext_lazy("auto-reply state", "unknown")
 
 
 class AutoReply(models.Model):
@@ -205,39 +232,59 @@ class AutoReply(models.Model):
     the channel, so it is sent at most once however many times the task runs.
     """
 
-    organization = models.ForeignKey("accounts.Organization", on_delete=models.CASCADE)
-    inbound = models.OneToOneField(Chat, on_delete=models.CASCADE, related_name="auto_reply")
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, verbose_name=_("organization")
+    )
+    inbound = models.OneToOneField(
+        Chat, on_delete=models.CASCADE, related_name="auto_reply", verbose_name=_("inbound")
+    )
     canned_reply = models.ForeignKey(
-        "canned_replies.CannedReply", null=True, on_delete=models.SET_NULL, related_name="+"
+        "canned_replies.CannedReply",
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("canned reply"),
     )
-    message = models.TextField(help_text="The reply's text, or a media reply's URL, as matched.")
+    message = models.TextField(
+        _("message"), help_text=_("The reply's text, or a media reply's URL, as matched.")
+    )
     # A media reply's type (image, audio, document, video); empty for a text reply.
-    media_type = models.CharField(max_length=16, blank=True, default="")
+    media_type = models.CharField(_("media type"), max_length=16, blank=True, default="")
     state = models.CharField(
-        max_length=16, choices=AutoReplyState.choices, default=AutoReplyState.PENDING
+        _("state"), max_length=16, choices=AutoReplyState.choices, default=AutoReplyState.PENDING
     )
-    attempts = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(_("attempts"), default=0)
     reply = models.ForeignKey(
-        Chat, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        Chat,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("reply"),
     )
-    last_error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    last_error = models.TextField(_("last error"), blank=True, default="")
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         ordering = ["id"]
-        verbose_name_plural = "auto-replies"
+        verbose_name = _("auto-reply")
+        verbose_name_plural = _("auto-replies")
 
     def __str__(self) -> str:
         return f"auto-reply to {self.inbound_id} ({self.state})"
 
 
 class MediaState(models.TextChoices):
-    PENDING = "pending", "pending"  # recorded with its message, not fetched yet
-    FETCHING = "fetching", "fetching"  # a task run is downloading it
-    RETRYING = "retrying", "retrying"  # a download failed for now; the next is enqueued
-    AVAILABLE = "available", "available"  # in storage: GET /api/chats/{uuid}/media
-    FAILED = "failed", "failed"  # refused, too large, wrong checksum or out of attempts
+    # Recorded with its message, not fetched yet.
+    PENDING = "pending", pgettext_lazy("media state", "pending")
+    FETCHING = "fetching", pgettext_lazy("media state", "fetching")  # a task run is downloading it
+    # A download failed for now; the next is enqueued.
+    RETRYING = "retrying", pgettext_lazy("media state", "retrying")
+    # In storage: GET /api/chats/{uuid}/media.
+    AVAILABLE = "available", pgettext_lazy("media state", "available")
+    # Refused, too large, wrong checksum or out of attempts.
+    FAILED = "failed", pgettext_lazy("media state", "failed")
 
 
 class ChatMedia(models.Model):

@@ -18,10 +18,12 @@ import re
 from functools import lru_cache
 
 import phonenumbers
+from django.utils.translation import gettext_noop
 
 # Digits with the usual separators; letters (vanity numbers) are not accepted.
 PHONE_CHARACTERS = re.compile(r"^\+?[0-9 ()./-]+$")
-INVALID_PHONE = "The phone must be a valid phone number with its country code."
+# In English, the API's language; marked so that the admin shows it translated.
+INVALID_PHONE = gettext_noop("The phone must be a valid phone number with its country code.")
 MEXICAN_OLD_MOBILE = re.compile(r"^521([0-9]{10})$")
 # Area code (two digits, no zero) and an eight-digit mobile without its ninth digit.
 BRAZILIAN_MOBILE_WITHOUT_NINE = re.compile(r"^([1-9][1-9])([6-9][0-9]{7})$")

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -49,27 +51,47 @@ def url_problem(url: str, *, https_only: bool = False) -> str | None:
 
     With `https_only`, plain http is refused too, except where private URLs are allowed
     (a development receiver on loopback speaks http)."""
+    error = url_error(url, https_only=https_only)
+    return None if error is None else error.messages[0]
+
+
+def url_error(url: str, *, https_only: bool = False) -> ValidationError | None:
+    """`url_problem` as a ValidationError, its message marked for translation and its
+    values apart, so that the admin can show it in the staff member's language."""
+
+    def problem(message: str, **params) -> ValidationError:
+        return ValidationError(message, params=params or None)
+
     if len(url) > MAX_URL_LENGTH:
-        return f"Ensure this field has no more than {MAX_URL_LENGTH} characters."
+        return problem(
+            gettext_noop("Ensure this field has no more than %(limit)d characters."),
+            limit=MAX_URL_LENGTH,
+        )
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        return "Enter a valid URL."
+        return problem(gettext_noop("Enter a valid URL."))
     allowed = {"https"} if https_only and not private_urls_allowed() else {"http", "https"}
     if parts.scheme.lower() not in allowed:
-        return f"The URL must start with {' or '.join(f'{s}://' for s in sorted(allowed))}."
+        if allowed == {"https"}:
+            return problem(gettext_noop("The URL must start with https://."))
+        return problem(gettext_noop("The URL must start with http:// or https://."))
     if not parts.hostname:
-        return "Enter a valid URL."
+        return problem(gettext_noop("Enter a valid URL."))
     if private_urls_allowed():
         return None
     try:
         found = socket.getaddrinfo(parts.hostname, port or 443, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        return f"The host {parts.hostname!r} could not be resolved."
+        return problem(
+            gettext_noop("The host %(host)r could not be resolved."), host=parts.hostname
+        )
     for *_, sockaddr in found:
         if not is_public_address(sockaddr[0]):
-            return "The URL must not point at a loopback, private or link-local address."
+            return problem(
+                gettext_noop("The URL must not point at a loopback, private or link-local address.")
+            )
     return None
 
 

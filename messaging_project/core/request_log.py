@@ -24,6 +24,9 @@ from messaging_project.core.client_address import client_address
 
 logger = logging.getLogger("messaging.requests")
 admin_logger = logging.getLogger("messaging.admin")
+# LogEntry's action flags, in the logs' language whatever the admin's (its own labels
+# are translated).
+ADMIN_ACTIONS = {1: "addition", 2: "change", 3: "deletion"}
 
 # What is known about the request being served on this thread: request_id, client.
 current = contextvars.ContextVar("request_context", default=None)
@@ -135,7 +138,7 @@ def log_admin_entry(sender, instance, created, **kwargs):
     context = current.get() or {}
     admin_logger.info(
         "Admin %s of %s %r by user %s from %s",
-        instance.get_action_flag_display().lower(),
+        ADMIN_ACTIONS.get(instance.action_flag, str(instance.action_flag)),
         instance.content_type.model if instance.content_type_id else "record",
         instance.object_repr,
         instance.user_id,

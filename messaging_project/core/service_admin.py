@@ -7,6 +7,10 @@ validation error; a record deleted by someone else while its page was open is
 neither saved back nor deleted again (the service answers Http404) and the admin says
 so on the list page. Tenancy (which records a staff member sees) is accounts'
 business: accounts.admin_scoping.OrganizationScopedAdmin builds on this class.
+
+Services speak English, the API's language; the messages they raise are marked with
+gettext_noop, and the admin looks each one up in the staff member's language when it
+shows it (`translated`).
 """
 
 from django.contrib import admin, messages
@@ -14,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.http import Http404, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.translation import gettext
 
 
 def adopt(obj: models.Model, saved: models.Model) -> None:
@@ -23,6 +28,21 @@ def adopt(obj: models.Model, saved: models.Model) -> None:
         setattr(obj, field.attname, getattr(saved, field.attname))
     obj._state.adding = False
     obj._state.db = saved._state.db
+
+
+def translated(error: ValidationError) -> ValidationError:
+    """A service's refusal in the active language: each message looked up in the catalog
+    (a message not in it, or one already translated, is shown as it is), its parameters
+    applied afterwards."""
+
+    def one(item: ValidationError) -> ValidationError:
+        return ValidationError(gettext(str(item.message)), code=item.code, params=item.params)
+
+    if hasattr(error, "error_dict"):
+        return ValidationError(
+            {field: [one(item) for item in items] for field, items in error.error_dict.items()}
+        )
+    return ValidationError([one(item) for item in error.error_list])
 
 
 class ServiceErrorsForm:
@@ -39,11 +59,12 @@ class ServiceErrorsForm:
         super()._post_clean()
         if self.service_error is None:
             return
-        if hasattr(self.service_error, "error_dict"):
-            for field, errors in self.service_error.error_dict.items():
+        error = translated(self.service_error)
+        if hasattr(error, "error_dict"):
+            for field, errors in error.error_dict.items():
                 self.add_error(field if field in self.fields else None, errors)
         else:
-            self.add_error(None, self.service_error)
+            self.add_error(None, error)
 
 
 class ServiceRefused(Exception):
@@ -80,20 +101,23 @@ class ServiceAdmin(admin.ModelAdmin):
             return super().changeform_view(request, object_id, form_url, extra_context)
         except RecordDeleted:
             # Its form shows the values typed, not the record's: named by its id.
-            name = self.opts.verbose_name
             return self.back_to_the_list(
                 request,
-                f"The {name} with ID “{object_id}” was deleted meanwhile; "
-                "your changes were not saved.",
+                gettext(
+                    "The %(name)s with ID “%(key)s” was deleted meanwhile; "
+                    "your changes were not saved."
+                )
+                % {"name": self.opts.verbose_name, "key": object_id},
             )
 
     def delete_view(self, request, object_id, extra_context=None):
         try:
             return super().delete_view(request, object_id, extra_context)
         except RecordDeleted as gone:
-            name = self.opts.verbose_name
             return self.back_to_the_list(
-                request, f"The {name} “{gone.record}” had already been deleted."
+                request,
+                gettext("The %(name)s “%(record)s” had already been deleted.")
+                % {"name": self.opts.verbose_name, "record": gone.record},
             )
 
     def back_to_the_list(self, request, message: str) -> HttpResponseRedirect:

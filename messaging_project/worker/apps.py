@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class WorkerConfig(AppConfig):
@@ -8,7 +9,7 @@ class WorkerConfig(AppConfig):
 
     name = "messaging_project.worker"
     label = "worker"
-    verbose_name = "Background tasks"
+    verbose_name = _("Background tasks")
 
     def ready(self) -> None:
         from messaging_project.worker import checks  # noqa: F401  (registers the system checks)

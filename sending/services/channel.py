@@ -4,12 +4,22 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from sending.models import Channel, ChannelKind
 
 ID_PATTERN = re.compile(r"^[0-9]{1,32}$")
 SECRET_PATTERN = re.compile(r"^\S{1,1024}$")
+# In English, the API's language; marked so that the admin shows them translated.
+NOT_ONE_WORD = {
+    "app_secret": gettext_noop("The app secret must be one word without spaces."),
+    "verify_token": gettext_noop("The verify token must be one word without spaces."),
+}
+TOO_LONG = {
+    "app_secret": gettext_noop("The app secret must be at most 255 characters."),
+    "verify_token": gettext_noop("The verify token must be at most 255 characters."),
+}
 
 
 def configure_channel(
@@ -37,7 +47,13 @@ def configure_channel(
     if sandbox:
         if phone_number_id or access_token or any(v is not None for v in optional.values()):
             raise ValidationError(
-                {"sandbox": ["The sandbox takes no credentials; give either --sandbox or them."]}
+                {
+                    "sandbox": [
+                        gettext_noop(
+                            "The sandbox takes no credentials; give either --sandbox or them."
+                        )
+                    ]
+                }
             )
         values = {"kind": ChannelKind.SANDBOX, "phone_number_id": "", "access_token": ""}
         values.update(dict.fromkeys(optional, ""))
@@ -45,21 +61,25 @@ def configure_channel(
 
     errors: dict[str, list[str]] = {}
     if not phone_number_id:
-        errors["phone_number_id"] = ["The phone number id is required for the Cloud API."]
+        errors["phone_number_id"] = [
+            gettext_noop("The phone number id is required for the Cloud API.")
+        ]
     elif not ID_PATTERN.match(phone_number_id):
-        errors["phone_number_id"] = ["The phone number id must be digits."]
+        errors["phone_number_id"] = [gettext_noop("The phone number id must be digits.")]
     if not access_token:
-        errors["access_token"] = ["The access token is required for the Cloud API."]
+        errors["access_token"] = [gettext_noop("The access token is required for the Cloud API.")]
     elif not SECRET_PATTERN.match(access_token):
-        errors["access_token"] = ["The access token must be one word of at most 1024 characters."]
+        errors["access_token"] = [
+            gettext_noop("The access token must be one word of at most 1024 characters.")
+        ]
     if business_account_id is not None and not ID_PATTERN.match(business_account_id):
-        errors["business_account_id"] = ["The business account id must be digits."]
+        errors["business_account_id"] = [gettext_noop("The business account id must be digits.")]
     for field in ("app_secret", "verify_token"):
         value = optional[field]
         if value is not None and not SECRET_PATTERN.match(value):
-            errors[field] = [f"The {field.replace('_', ' ')} must be one word without spaces."]
+            errors[field] = [NOT_ONE_WORD[field]]
         elif value is not None and len(value) > 255:
-            errors[field] = [f"The {field.replace('_', ' ')} must be at most 255 characters."]
+            errors[field] = [TOO_LONG[field]]
     if errors:
         raise ValidationError(errors)
 

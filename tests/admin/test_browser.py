@@ -2,77 +2,30 @@
 live server. A staff member logs in, creates a canned reply through the form, finds
 it in the list, and sees nothing of the other organization.
 
-The test also takes the screenshots that docs/admin.md shows (docs/img/). It is
+With `make screenshots` it also takes two of the pictures docs/admin.md shows. It is
 skipped only where Debian's chromium and chromium-driver are not installed; .ci/run
 installs them.
 """
 
 import datetime
-import shutil
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from accounts.services import create_staff_user
 from canned_replies.models import CannedReply
 from contacts.models import Contact
+from tests.admin.browsing import BROWSER_TEST, screenshot, start_browser
 from tests.admin.conftest import PASSWORD, make_records
 from tests.factories import ContactFactory, ContactGroupFactory
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-SCREENSHOTS = Path(settings.BASE_DIR) / "docs" / "img"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    # The same picture on every run: fixed size, scale and colours, no scrollbars.
-    "--window-size=1440,900",
-    "--force-device-scale-factor=1",
-    "--force-color-profile=srgb",
-    "--hide-scrollbars",
-    "--lang=en-US",
-]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-        reason=f"no headless browser: install Debian's chromium and chromium-driver "
-        f"({CHROMIUM}, {CHROMEDRIVER}); .ci/run does with apt-get",
-    ),
-]
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(
-        service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options
-    )
-    driver.set_page_load_timeout(30)
+    driver = start_browser("en-US")
     yield driver
     driver.quit()
-
-
-def screenshot(driver, name: str) -> None:
-    # No blinking caret or focus ring in the picture.
-    driver.execute_script("document.activeElement && document.activeElement.blur()")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    target = SCREENSHOTS / name
-    driver.save_screenshot(str(target.with_suffix(".tmp.png")))
-    shutil.move(target.with_suffix(".tmp.png"), target)
 
 
 def contacts_for_the_picture(organization) -> None:
