@@ -225,14 +225,28 @@ def test_a_live_workers_claim_is_left_alone(org_a):
     assert not complete_if_done(campaign_id=campaign.pk)
 
 
-def test_turns_are_one_interval_apart_and_never_in_the_past(org_a):
+def test_turns_are_one_interval_apart_and_never_in_the_past(org_a, monkeypatch):
+    # The clock stands still between the two calls, as on a fast machine: on a slow one
+    # the second call would rightly start from "now", past the first call's last turn.
+    start = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: start)
     first = take_turns(organization_id=org_a.pk, rate=50, count=3)
     then = take_turns(organization_id=org_a.pk, rate=50, count=2)
     turns = first + then
 
     gaps = [(b - a).total_seconds() for a, b in zip(turns, turns[1:], strict=False)]
     assert all(abs(gap - 1.02 / 50) < 1e-6 for gap in gaps)
-    assert turns[0] >= timezone.now() - timedelta(seconds=1)
+    assert turns[0] == start
+
+
+def test_a_turn_asked_for_late_starts_now_not_in_the_past(org_a, monkeypatch):
+    start = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: start)
+    take_turns(organization_id=org_a.pk, rate=50, count=3)
+    later = start + timedelta(seconds=5)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+
+    assert take_turns(organization_id=org_a.pk, rate=50, count=1) == [later]
 
 
 def test_the_gate_lets_no_more_than_the_rate_leave_within_its_window(monkeypatch):
