@@ -18,6 +18,13 @@ class ChannelKind(models.TextChoices):
     CLOUD_API = "cloud_api", _("WhatsApp Cloud API")
 
 
+class QualityRating(models.TextChoices):
+    GREEN = "GREEN", _("green")
+    YELLOW = "YELLOW", _("yellow")
+    RED = "RED", _("red")
+    UNKNOWN = "UNKNOWN", _("unknown")
+
+
 class Channel(models.Model):
     """An organization's WhatsApp channel: the sandbox, or the Cloud API with its credentials.
 
@@ -45,6 +52,27 @@ class Channel(models.Model):
     access_token = EncryptedTextField(_("access token"), blank=True, default="")
     app_secret = EncryptedTextField(_("app secret"), blank=True, default="")
     verify_token = EncryptedTextField(_("verify token"), blank=True, default="")
+    # The number's health as WhatsApp last reported it (contract section 14): written
+    # from the webhook's account fields, read by campaigns before they send.
+    display_phone_number = models.CharField(
+        _("display phone number"), max_length=32, blank=True, default=""
+    )
+    verified_name = models.CharField(_("verified name"), max_length=255, blank=True, default="")
+    quality_rating = models.CharField(
+        _("quality rating"),
+        max_length=16,
+        choices=QualityRating.choices,
+        default=QualityRating.UNKNOWN,
+    )
+    # WhatsApp's tier name (TIER_250, TIER_1K, ... TIER_UNLIMITED); empty when not known.
+    messaging_limit = models.CharField(_("messaging limit"), max_length=32, blank=True, default="")
+    # ACTIVE, RESTRICTED, BANNED, ...; empty until WhatsApp says.
+    account_status = models.CharField(_("account status"), max_length=32, blank=True, default="")
+    restrictions = models.JSONField(_("restrictions"), default=list, blank=True)
+    health_updated_at = models.DateTimeField(_("health updated at"), null=True, blank=True)
+    # Refuse free-form sends outside the 24-hour customer-service window (off: as the
+    # original product, WhatsApp itself refuses them).
+    enforce_service_window = models.BooleanField(_("enforce the service window"), default=False)
 
     class Meta:
         # Superusers only, like the organization it belongs to: no permission to grant staff.
@@ -150,6 +178,9 @@ class MessageTemplate(OrganizationRecord):
     language = models.CharField(_("language"), max_length=16)
     category = models.CharField(_("category"), max_length=32, blank=True, default="")
     status = models.CharField(_("status"), max_length=32, blank=True, default="")
+    # Why WhatsApp gave the status (e.g. a rejection's reason), and its quality score.
+    reason = models.CharField(_("reason"), max_length=255, blank=True, default="")
+    quality = models.CharField(_("quality"), max_length=32, blank=True, default="")
     components = models.JSONField(_("components"), default=list, blank=True)
     external_id = models.CharField(_("external id"), max_length=64, blank=True, default="")
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
