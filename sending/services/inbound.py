@@ -49,13 +49,20 @@ from contacts.opt_outs import apply_opt_out_words
 from contacts.services import contact_for_whatsapp_user, move_whatsapp_user
 from events.models import Event
 from messaging_project.core.metrics import INBOUND_MESSAGES
-from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.phones import normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Channel, Chat, ChatMedia, ChatStatus, ChatType
+from sending.services.account_news import record_account_news
 from sending.services.events import emit_chat
 from sending.services.media import INBOUND_KINDS, MEDIA_ID, clean
 from sending.services.statuses import record_statuses
-from sending.services.webhook_items import WebhookSummary, as_dict, as_list, message_id, skip
+from sending.services.webhook_items import (
+    WebhookSummary,
+    as_dict,
+    as_list,
+    guarded,
+    message_id,
+)
 from sending.tasks import fetch_media, send_auto_reply
 
 logger = logging.getLogger(__name__)
@@ -76,8 +83,12 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
         for change in as_list(as_dict(entry).get("changes")):
             change = as_dict(change)
             value = as_dict(change.get("value"))
-            if change.get("field", "messages") != "messages" or not value:
+            field = change.get("field", "messages")
+            if not value:
                 summary.skipped += 1
+                continue
+            if field != "messages":
+                record_account_news(organization, field, value, summary)
                 continue
             if not for_number(value, own_number):
                 summary.other_number += 1
@@ -109,15 +120,6 @@ def with_change_errors(message: dict, value: dict) -> dict:
     if "errors" not in message and value.get("errors") is not None:
         return {**message, "errors": value["errors"]}
     return message
-
-
-def guarded(handler, organization, item, summary, *args) -> None:
-    """One malformed item is skipped and logged; the rest of the delivery goes on."""
-    try:
-        with transaction.atomic():
-            handler(organization, item, summary, *args)
-    except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
-        skip(organization, summary, error)
 
 
 def record_new_message(

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import transaction
+
 from accounts.models import Organization
+from messaging_project.core.phones import InvalidPhoneNumber
 from sending.gateway.cloud_api import is_message_id
 
 logger = logging.getLogger(__name__)
@@ -46,6 +49,15 @@ def message_id(item: dict) -> str:
 def skip(organization: Organization, summary: WebhookSummary, error: Exception) -> None:
     summary.skipped += 1
     logger.warning("Skipped a webhook item of organization %s: %r", organization.pk, error)
+
+
+def guarded(handler, organization, item, summary, *args) -> None:
+    """One malformed item is skipped and logged; the rest of the delivery goes on."""
+    try:
+        with transaction.atomic():
+            handler(organization, item, summary, *args)
+    except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
+        skip(organization, summary, error)
 
 
 def parse_timestamp(value: Any) -> datetime:
