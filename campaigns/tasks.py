@@ -19,12 +19,13 @@ from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatu
 from campaigns.pacing import ensure_pace
 from campaigns.recipients import fixed_recipients
 from campaigns.sender import run_campaign
+from messaging_project.worker.priorities import BULK
 from messaging_project.worker.schedule import every
 
 logger = logging.getLogger(__name__)
 
 
-@task(takes_context=True)
+@task(takes_context=True, priority=BULK)
 def send_campaign(context, campaign_id: int) -> str:
     """Send the campaign's pending recipients at its pace; its status when done. A slice
     of the work: the rest is handed to the next sender task, enqueued here."""

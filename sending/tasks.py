@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
 
+from messaging_project.worker.priorities import INTERACTIVE
 from messaging_project.worker.retries import retry_later
 from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
@@ -34,7 +35,7 @@ logger = logging.getLogger(__name__)
 CLAIMABLE = [AutoReplyState.PENDING, AutoReplyState.RETRYING]
 
 
-@task()
+@task(priority=INTERACTIVE)
 def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = None) -> str:
     """Send one auto-reply, at most once; the state it is left in. `owed` is what the
     webhook matched (its first run); a retry names the AutoReply instead."""
@@ -139,7 +140,7 @@ def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
 FETCHABLE = [MediaState.PENDING, MediaState.RETRYING, MediaState.FETCHING]
 
 
-@task()
+@task(priority=INTERACTIVE)
 def fetch_media(media_pk: int) -> str:
     """Download one inbound message's media into storage; the state it is left in."""
     claimed = ChatMedia.objects.filter(pk=media_pk, state__in=FETCHABLE).update(

@@ -35,10 +35,12 @@ def claim_ready(
     queue_names=("default",),
     excluded=(),
     task_id: str | None = None,
+    bulk: bool = True,
     using: str = "default",
 ) -> DBTaskResult | None:
     """On PostgreSQL: claim the next of ready_tasks(backend_name, queue_names, excluded)
-    (only `task_id`, when given) for `worker_id`; None when none is ready."""
+    (only `task_id`, when given; no bulk task, of a negative priority, unless `bulk`) for
+    `worker_id`; None when none is ready."""
     connection = connections[using]
     now = timezone.now()
     only, params = "", []
@@ -48,6 +50,8 @@ def claim_ready(
     if excluded:
         only += " AND NOT queue_name = ANY(%s)"
         params.append(list(excluded))
+    if not bulk:
+        only += " AND priority >= 0"
     if task_id is not None:
         only += " AND id = %s"
         params.append(task_id)

@@ -8,6 +8,11 @@ running them in production takes:
 - **Claiming** (claims.py). A thread takes the next ready task with `SELECT ... FOR
   UPDATE SKIP LOCKED` and marks it RUNNING in the same transaction (django_tasks_db's
   claim), so however many workers run, on however many machines, each task is taken once.
+- **Priorities** (priorities.py). The claim takes the highest priority first, then the
+  oldest: auto-replies and media fetches (INTERACTIVE) before the clean-ups, and those
+  before campaign sends (BULK). A sender task holds its thread for a slice of up to 20 s,
+  so a process runs bulk tasks in at most three quarters of its threads: the others
+  claim only tasks that are not bulk, and an auto-reply never waits for a slice to end.
 - **Waking.** On PostgreSQL a trigger NOTIFYs when tasks are inserted (migration
   base.0002), delivered when the inserting transaction commits, and an idle worker
   starts the task at once; otherwise, and for tasks deferred with `run_after`, it looks
@@ -46,6 +51,7 @@ from django_tasks_db.models import DBTaskResult
 
 from messaging_project.worker.claims import claim_next, ready_tasks
 from messaging_project.worker.models import WorkerHeartbeat
+from messaging_project.worker.priorities import bulk_threads, is_bulk
 from messaging_project.worker.queries import claim_ready
 from messaging_project.worker.queues import QUEUES, Queue, run_queues
 from messaging_project.worker.recovery import beat, recover_abandoned_tasks
@@ -211,6 +217,9 @@ class Worker:
         self.lock = threading.Lock()
         self.started = 0
         self.running: set[str] = set()  # the ids of the tasks this process's threads run
+        # Threads that run (or are claiming, and may get) a bulk task, and how many may.
+        self.bulk_running = 0
+        self.bulk_limit = bulk_threads(threads)
         self.scheduler = Scheduler()
         self.heartbeat_every = max(0.2, settings.TASK_WORKER_TIMEOUT / 4)
 
@@ -221,8 +230,9 @@ class Worker:
     def tasks(self):
         return ready_tasks(self.backend_name, self.queue_names, self.excluded_queue_names)
 
-    def claim(self, task_id: str | None = None) -> DBTaskResult | None:
-        """The next ready task (only `task_id`, when given), claimed for this worker."""
+    def claim(self, task_id: str | None = None, *, bulk: bool = True) -> DBTaskResult | None:
+        """The next ready task (only `task_id`, when given), claimed for this worker;
+        not a bulk one unless `bulk`."""
         if connections[self.alias].vendor == "postgresql":
             return claim_ready(
                 self.worker_id,
@@ -230,9 +240,12 @@ class Worker:
                 queue_names=self.queue_names,
                 excluded=self.excluded_queue_names,
                 task_id=task_id,
+                bulk=bulk,
                 using=self.alias,
             )
         tasks = self.tasks() if task_id is None else self.tasks().filter(pk=task_id)
+        if not bulk:
+            tasks = tasks.filter(priority__gte=0)
         return claim_next(tasks, self.worker_id)
 
     def runner(self) -> TaskRunner:
@@ -254,20 +267,34 @@ class Worker:
         with self.lock:
             if self.max_tasks is not None and self.started >= self.max_tasks:
                 return False
-        task_result = self.claim()
-        if task_result is None:
-            return False
-        with self.lock:
-            self.started += 1
-            if self.max_tasks is not None and self.started >= self.max_tasks:
-                self.stop()
-            self.running.add(str(task_result.pk))
+            # A bulk place is taken before the claim, so that threads claiming at once
+            # never run more bulk tasks than bulk_limit; given back if not used.
+            bulk = self.bulk_running < self.bulk_limit
+            if bulk:
+                self.bulk_running += 1
+        holds_bulk = bulk
         try:
-            (runner or self.runner()).run_task(task_result)
-        finally:
+            task_result = self.claim(bulk=bulk)
+            if task_result is None:
+                return False
+            holds_bulk = bulk and is_bulk(task_result.priority)
             with self.lock:
-                self.running.discard(str(task_result.pk))
-        return True
+                if bulk and not holds_bulk:
+                    self.bulk_running -= 1
+                self.started += 1
+                if self.max_tasks is not None and self.started >= self.max_tasks:
+                    self.stop()
+                self.running.add(str(task_result.pk))
+            try:
+                (runner or self.runner()).run_task(task_result)
+            finally:
+                with self.lock:
+                    self.running.discard(str(task_result.pk))
+            return True
+        finally:
+            if holds_bulk:
+                with self.lock:
+                    self.bulk_running -= 1
 
     def run_thread(self) -> None:
         runner = self.runner()
