@@ -9,9 +9,13 @@ exactly once. The deliveries keep the emission's time as their `created_at`.
 
 A delivery is due while it is pending, not under way, and its `next_attempt_at` (a
 retry's time; none for the first attempt) has come. A worker claims due deliveries
-many at once: one UPDATE of the first due rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL,
-so workers never take the same row; SQLite's write lock serializes the claims) counts
-the attempt and sets a lease, `claimed_until`, which is also the claim's token. The
+many at once: one UPDATE (the claims serialized by an advisory lock on PostgreSQL, by
+the write lock on SQLite, so workers never take the same row) counts the attempt and
+sets a lease, `claimed_until`, which is also the claim's token. It takes the due rows in
+turns among the organizations (each one's oldest first, then each one's second...), and
+never more than WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT under way to one endpoint nor
+WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION to one organization, counting every worker's
+leases: receivers that never answer hold a few POST slots, never all of them. The
 POSTs go out from a pool of threads with keep-alive sessions, outside any transaction;
 their outcomes are written by the claim that made them (`claimed_until` unchanged),
 the successes in one statement. A worker killed mid-POST leaves its lease to expire
@@ -131,10 +135,17 @@ def fan_out_all(stopping: threading.Event | None = None) -> None:
 
 def claim(limit: int, now: datetime | None = None) -> list[Claimed]:
     """Take up to `limit` due deliveries (first attempts, retries come due, attempts
-    whose lease expired) in one statement."""
+    whose lease expired) in one statement: in turns among the organizations, within the
+    caps on deliveries under way per endpoint and per organization."""
     now = now or timezone.now()
     until = now + lease()
-    rows = queries.claim_deliveries(limit=limit, now=now, until=until)
+    rows = queries.claim_deliveries(
+        limit=limit,
+        now=now,
+        until=until,
+        per_endpoint=settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
+        per_organization=settings.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION,
+    )
     return [Claimed(*row, lease=until) for row in sorted(rows)]
 
 

@@ -6,7 +6,7 @@ the suite (tests/events/)."""
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from events.models import Delivery, Emission, Endpoint
@@ -38,24 +38,51 @@ INSERT_DELIVERIES_SQL = (
 )
 DELIVERY_ROW = "(%s, %s, %s, %s, %s, 'pending', 0, '', %s, %s)"
 
-# The rows are picked in a materialized CTE: as a plain `IN (subquery)` PostgreSQL may
-# run the subquery again for each row it updates and take more than the LIMIT.
-# The ORM cannot say it: an UPDATE ... RETURNING of rows picked with SKIP LOCKED.
+# The due deliveries, taken in turns among the organizations (each one's oldest, then
+# each one's second...) and only as far as the caps on deliveries under way allow:
+# per endpoint, and per organization, counting those under way in every worker (pending,
+# leased). Claims are serialized (CLAIM_LOCK on PostgreSQL, SQLite's write lock), so two
+# workers cannot both fill the same endpoint's last place. The due condition is checked
+# again by the UPDATE, after a row another transaction held is released.
+# The ORM cannot say it: window functions over the due rows and an UPDATE ... RETURNING.
+DUE = """status = 'pending' AND (
+        (claimed_until IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= %(now)s))
+        OR claimed_until < %(now)s
+    )"""
 CLAIM_SQL = """
-WITH picked AS MATERIALIZED (
-    SELECT id FROM {table}
-    WHERE status = 'pending' AND (
-        (claimed_until IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= %s))
-        OR claimed_until < %s
-    )
-    ORDER BY id LIMIT %s {lock}
+WITH busy AS MATERIALIZED (
+    SELECT endpoint_id, organization_id FROM {table}
+    WHERE status = 'pending' AND claimed_until >= %(now)s
+),
+endpoint_busy AS (SELECT endpoint_id, COUNT(*) AS n FROM busy GROUP BY endpoint_id),
+organization_busy AS (SELECT organization_id, COUNT(*) AS n FROM busy GROUP BY organization_id),
+due AS MATERIALIZED (
+    SELECT id, endpoint_id, organization_id,
+        ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY id) AS endpoint_turn
+    FROM {table} WHERE {due}
+),
+open AS (
+    SELECT due.id, due.organization_id,
+        ROW_NUMBER() OVER (PARTITION BY due.organization_id ORDER BY due.endpoint_turn, due.id)
+            AS turn
+    FROM due LEFT JOIN endpoint_busy ON endpoint_busy.endpoint_id = due.endpoint_id
+    WHERE due.endpoint_turn + COALESCE(endpoint_busy.n, 0) <= %(per_endpoint)s
+),
+picked AS MATERIALIZED (
+    SELECT open.id FROM open
+    LEFT JOIN organization_busy ON organization_busy.organization_id = open.organization_id
+    WHERE open.turn + COALESCE(organization_busy.n, 0) <= %(per_organization)s
+    ORDER BY open.turn, open.id LIMIT %(limit)s
 )
 UPDATE {table} SET
     attempts = CASE WHEN claimed_until IS NULL THEN attempts + 1 ELSE attempts END,
-    claimed_until = %s, next_attempt_at = NULL, updated_at = %s
-WHERE id IN (SELECT id FROM picked)
+    claimed_until = %(until)s, next_attempt_at = NULL, updated_at = %(now)s
+WHERE id IN (SELECT id FROM picked) AND {due}
 RETURNING id, endpoint_id, msg_id, event, body, attempts
 """
+# One key (of the two-integer key space, apart from sending's one-integer keys) that
+# every worker's delivery claim holds for its transaction.
+CLAIM_LOCK = "SELECT pg_advisory_xact_lock(20916, 1)"
 
 
 def skip_locked() -> str:
@@ -89,12 +116,27 @@ def insert_deliveries(rows: list[tuple]) -> None:
     execute_together(insert_statements(head, DELIVERY_ROW, [(*row, now) for row in rows]))
 
 
-def claim_deliveries(*, limit: int, now: datetime, until: datetime) -> list[tuple]:
-    """CLAIM_SQL: up to `limit` due deliveries leased until `until`; (id, endpoint_id,
-    msg_id, event, body, attempts) each."""
+def claim_deliveries(
+    *, limit: int, now: datetime, until: datetime, per_endpoint: int, per_organization: int
+) -> list[tuple]:
+    """CLAIM_SQL: up to `limit` due deliveries leased until `until`, at most
+    `per_endpoint` and `per_organization` under way with those already leased; (id,
+    endpoint_id, msg_id, event, body, attempts) each."""
     ops = connection.ops
-    sql = CLAIM_SQL.format(table=ops.quote_name(Delivery._meta.db_table), lock=skip_locked())
+    sql = CLAIM_SQL.format(table=ops.quote_name(Delivery._meta.db_table), due=DUE)
     at = ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [at, at, limit, ops.adapt_datetimefield_value(until), at])
+    params = {
+        "now": at,
+        "until": ops.adapt_datetimefield_value(until),
+        "limit": limit,
+        "per_endpoint": per_endpoint,
+        "per_organization": per_organization,
+    }
+    if connection.vendor != "postgresql":  # one statement: SQLite's write lock is enough
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(CLAIM_LOCK)  # then a snapshot that sees every earlier claim
+        cursor.execute(sql, params)
         return cursor.fetchall()

@@ -374,6 +374,13 @@ WEBHOOK_TIMEOUT = env_number("WEBHOOK_TIMEOUT", 10, minimum=0.01)
 WEBHOOK_RETRY_SCHEDULE = env_delays(
     "WEBHOOK_RETRY_SCHEDULE", [5, 300, 1800, 7200, 18000, 36000, 36000]
 )
+# Deliveries under way at once (over every worker) to one endpoint, and to all the
+# endpoints of one organization: receivers that never answer hold at most that many of
+# the workers' POST slots, and the rest serve the other organizations (docs/events.md).
+WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = int(env_number("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4))
+WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION = int(
+    env_number("WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION", 16)
+)
 
 # Background work (docs/operations.md): tasks are rows in this database, written on the
 # caller's connection, so inside a transaction they commit (or roll back) with the data

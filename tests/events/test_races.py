@@ -102,3 +102,29 @@ def test_workers_fanning_out_at_once_make_each_delivery_once():
     assert not Emission.objects.exists()
     pairs = list(Delivery.objects.values_list("endpoint_id", "body"))
     assert len(pairs) == len(set(pairs)) == 2 * emitted
+
+
+def test_workers_claiming_at_once_keep_to_the_caps(settings):
+    """Six workers claim at once: together they never put more under way than the caps
+    allow (the claims are serialized, each seeing the leases of those before it)."""
+    from events.delivery import claim
+
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 3
+    settings.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION = 5
+    organization = OrganizationFactory()
+    endpoints = [
+        services.create_endpoint(organization=organization, url=f"https://example.com/{n}")
+        for n in range(2)
+    ]
+    for n in range(20):
+        services.emit_event(organization_id=organization.pk, event="group.created", data={"n": n})
+    deliveries()  # fanned out
+
+    def claimer():
+        return [item.endpoint_id for item in claim(10)]
+
+    taken = [pk for claimed in run_concurrently([claimer for _ in range(6)]) for pk in claimed]
+    assert len(taken) == 5
+    assert max(taken.count(endpoint.pk) for endpoint in endpoints) == 3
+    leased = Delivery.objects.filter(claimed_until__isnull=False)
+    assert leased.count() == 5
