@@ -136,6 +136,13 @@ def figures(scenarios: dict) -> list[tuple[str, str, str]]:
             ", ".join(f"{r['webhook_ms']:.0f} ms" for r in runs) + "; "
             + ", ".join(f"{r['available_after_answer_ms']:.0f} ms" for r in runs),
         ))  # fmt: skip
+    fairness = scenarios.get("fairness")
+    if fairness:
+        found.append((
+            "fairness", "B under A's load: reply p50 / p99, event p50 / p99",
+            f"{fairness['b_reply_p50_ms']} / {fairness['b_reply_p99_ms']} ms, "
+            f"{fairness['b_event_p50_ms']} / {fairness['b_event_p99_ms']} ms",
+        ))  # fmt: skip
     return found
 
 
