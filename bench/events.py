@@ -181,7 +181,15 @@ def receiver_down(stack: Stack, organization: str, port: int, config: dict) -> d
 def run(template: str, quick: bool) -> dict:
     config = QUICK if quick else FULL
     down_port = free_port()
-    settings = {"WEBHOOK_ALLOW_PRIVATE_URLS": "true", "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,40,80"}
+    settings = {
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+        "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,40,80",
+        # Each endpoint gets 100 deliveries a second that take 50 ms: 5 under way at the
+        # least, and one endpoint takes at most cap / answer time a second. The default
+        # caps (4, 16) are for tenants that share; this organization has the stack alone.
+        "WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT": "16",
+        "WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION": "32",
+    }
     with WebhookReceiver(delay=0.05) as receiver:
         seed = SEED.format(url=receiver.url, down_url=f"http://127.0.0.1:{down_port}/hook")
         with Stack(template, seed=seed, stand_in=False, **settings) as stack:
