@@ -41,6 +41,7 @@ from standardwebhooks import Webhook
 
 from events import queries
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
+from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
 
@@ -50,6 +51,9 @@ logger = logging.getLogger(__name__)
 RESPONSE_CAP = 1024
 # An endpoint whose every attempt failed for this long is turned off.
 DISABLE_AFTER = timedelta(days=5)
+# How much of an answer is read before the attempt counts as answered; the rest is
+# not waited for.
+ANSWER_READ_LIMIT = 64 * 1024
 USER_AGENT = "messaging-service-webhooks/1"
 # POSTs one worker process has under way at once (threads that only wait on the
 # network): 200 deliveries a second to a receiver answering in 50 ms keep ~10 busy.
@@ -165,8 +169,9 @@ def session() -> requests.Session:
 
 
 def post(item: Claimed, endpoint: Endpoint) -> Outcome:
-    """One attempt: the signed POST, no redirects, timeouts, the answer read up to a cap.
-    No database access (it runs in a pool thread)."""
+    """One attempt: the signed POST, no redirects, the answer read; all of it within
+    WEBHOOK_TIMEOUT (connect, send, the answer's last byte). No database access (it
+    runs in a pool thread)."""
     if endpoint.deleted_at is not None or not endpoint.is_active:
         return Outcome(False, error=NOT_SENT, final=True)
     timestamp = datetime.fromtimestamp(int(timezone.now().timestamp()), tz=UTC)
@@ -177,20 +182,22 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
         "webhook-timestamp": str(int(timestamp.timestamp())),
         "webhook-signature": signatures(endpoint, item.msg_id, timestamp, item.body),
     }
-    timeout = settings.WEBHOOK_TIMEOUT
     try:
-        response = session().post(
-            endpoint.url,
-            data=item.body.encode(),
-            headers=headers,
-            timeout=(timeout, timeout),
-            allow_redirects=False,
-            stream=True,
-        )
-        with response:
-            answer = next(response.iter_content(RESPONSE_CAP), b"")
+        with deadline(settings.WEBHOOK_TIMEOUT) as bound:
+            response = session().post(
+                endpoint.url,
+                data=item.body.encode(),
+                headers=headers,
+                timeout=bound.timeouts(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
+                allow_redirects=False,
+                stream=True,
+            )
+            with response:
+                answer = read_answer(response)
     except PrivateAddressRefused as refused:
         return Outcome(False, error=str(refused), final=True)
+    except DeadlineExceeded as error:
+        return Outcome(False, error=f"Timeout: {error}")
     except requests.RequestException as error:
         return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
     except Exception as error:  # a bug must not leave the attempt unrecorded
@@ -200,6 +207,20 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
         return Outcome(True, response.status_code)
     shown = answer.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
     return Outcome(False, response.status_code, f"HTTP {response.status_code}: {shown}")
+
+
+def read_answer(response: requests.Response) -> bytes:
+    """The answer's first RESPONSE_CAP bytes, after reading it to its last byte (within
+    the attempt's deadline) or ANSWER_READ_LIMIT bytes, whichever comes first."""
+    kept = b""
+    read = 0
+    for chunk in response.iter_content(RESPONSE_CAP):
+        if len(kept) < RESPONSE_CAP:
+            kept += chunk[: RESPONSE_CAP - len(kept)]
+        read += len(chunk)
+        if read >= ANSWER_READ_LIMIT:
+            break
+    return kept
 
 
 def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int, str]:

@@ -26,6 +26,8 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from messaging_project.core.deadlines import WatchedConnection
+
 MAX_URL_LENGTH = 2048
 
 
@@ -104,14 +106,14 @@ def refuse_private_peer(sock: socket.socket) -> None:
         raise PrivateAddressRefused(f"Refused to connect to {peer}: not a public address.")
 
 
-class PublicHTTPConnection(HTTPConnection):
+class PublicHTTPConnection(WatchedConnection, HTTPConnection):
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         refuse_private_peer(sock)
         return sock
 
 
-class PublicHTTPSConnection(HTTPSConnection):
+class PublicHTTPSConnection(WatchedConnection, HTTPSConnection):
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         refuse_private_peer(sock)

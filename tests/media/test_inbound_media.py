@@ -6,6 +6,7 @@ import base64
 import hashlib
 import itertools
 import json
+import time
 
 import pytest
 
@@ -294,6 +295,23 @@ def test_a_channel_that_is_down_is_retried(cloud_webhook_org, graph, settings):
     make_due()
     run_tasks()
     assert ChatMedia.objects.get().state == "available"
+
+
+def test_a_download_dripping_a_byte_a_second_is_cut_off_and_retried(
+    cloud_webhook_org, graph, settings, media_root
+):
+    settings.MEDIA_DOWNLOAD_TIMEOUT = 1
+    graph.add_media("1", PHOTO, token=ACCESS_TOKEN, drip=0.5)
+    receive(cloud_webhook_org, media_id="1")
+
+    started = time.monotonic()
+    run_tasks()
+
+    assert time.monotonic() - started < 5
+    media = ChatMedia.objects.get()
+    assert (media.state, media.attempts) == ("retrying", 1)
+    assert media.last_error.startswith("timeout")
+    assert not [p for p in media_root.rglob("*") if p.is_file()]
 
 
 def test_a_redelivered_webhook_fetches_once(cloud_webhook_org, graph):
