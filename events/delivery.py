@@ -39,8 +39,9 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from events import queries
+from events import queries, services
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
+from events.services import DISABLE_AFTER
 from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
@@ -49,8 +50,6 @@ logger = logging.getLogger(__name__)
 
 # How much of a receiver's answer is read: enough for an operator to see what it said.
 RESPONSE_CAP = 1024
-# An endpoint whose every attempt failed for this long is turned off.
-DISABLE_AFTER = timedelta(days=5)
 # How much of an answer is read before the attempt counts as answered; the rest is
 # not waited for.
 ANSWER_READ_LIMIT = 64 * 1024
@@ -271,7 +270,7 @@ def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, n
             mine.update(status=DeliveryStatus.FAILED, **fields)
             state = DeliveryStatus.FAILED
         if endpoint is not None and endpoint.is_active and endpoint.deleted_at is None:
-            note_failure(endpoint.pk, now)
+            note_failure(endpoint, now)
     EVENT_WEBHOOK_DELIVERIES.labels(result=state).inc()
     logger.warning(
         "Event delivery %s (%s) attempt %s failed, %s: %s",
@@ -284,20 +283,17 @@ def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, n
     return state
 
 
-def note_failure(endpoint_id: int, now: datetime) -> None:
-    """Start the endpoint's run of failures, and turn it off when the run is DISABLE_AFTER
-    long (every attempt since then failed: a success ends the run)."""
-    Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
-    Endpoint.objects.filter(
-        pk=endpoint_id, is_active=True, failing_since__lte=now - DISABLE_AFTER
-    ).update(
-        is_active=False,
-        disabled_reason=(
-            f"Turned off on {now:%Y-%m-%d %H:%M} UTC: every delivery failed for "
-            f"{DISABLE_AFTER.days} days."
-        ),
-        updated_at=now,
-    )
+def note_failure(endpoint: Endpoint, now: datetime) -> None:
+    """Start the endpoint's run of failures, or turn it off when the run is
+    DISABLE_AFTER long (services.disable_failing_endpoint). Decided on `failing_since`
+    as read at the claim: a run begun since is too young, a run ended since (a success)
+    is found by the update's own conditions; so most failures cost one statement or none."""
+    if endpoint.failing_since is None:
+        Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(
+            failing_since=now
+        )
+    elif endpoint.failing_since <= now - DISABLE_AFTER:
+        services.disable_failing_endpoint(endpoint_id=endpoint.pk, now=now)
 
 
 def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:
