@@ -56,7 +56,7 @@ class DeliveryRecordSerializer(serializers.Serializer):
     created_at = text(ISO)
 
 
-EndpointPage = page_of(EndpointRecordSerializer, "EventWebhookPage")
+EndpointPage = page_of(EndpointListedSerializer, "EventWebhookPage")
 EndpointDetail = detail_of(EndpointRecordSerializer, "EventWebhookDetail")
 DeliveryPage = page_of(DeliveryRecordSerializer, "EventDeliveryPage")
 
