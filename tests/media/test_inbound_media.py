@@ -98,6 +98,9 @@ def test_an_image_is_fetched_after_the_webhook_answers_and_served_to_its_organiz
     assert b"".join(response.streaming_content) == PHOTO
     assert response["Content-Type"] == "image/jpeg"
     assert response["Content-Disposition"] == f'attachment; filename="image-{chat.uuid}.jpg"'
+    # As docs/media.md promises: the API's default (`no-cache, private`) does not replace it.
+    assert response["Cache-Control"] == "private, no-store"
+    assert api.get(f"/api/chats/{chat.uuid}")["Cache-Control"] == "no-cache, private"
 
 
 def test_the_file_is_kept_in_djangos_storage_under_the_organization(
