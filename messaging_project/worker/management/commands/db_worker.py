@@ -23,6 +23,7 @@ from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands import db_worker
 
 from messaging_project.core.deadlines import stop_all
+from messaging_project.core.encryption import verify_stored_secrets
 from messaging_project.worker.runner import Worker, logger
 
 
@@ -58,6 +59,9 @@ class Command(db_worker.Command):
         excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
         if excluded and "*" not in queue_names:
             raise db_worker.CommandError("--exclude-queues can only be used with --queue-name=*")
+        # Keys that cannot decrypt the stored secrets: stop now, saying so, rather than
+        # fail every task that needs a secret.
+        verify_stored_secrets()
         worker = Worker(
             worker_id=options["worker_id"],
             threads=threads,
