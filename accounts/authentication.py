@@ -3,8 +3,8 @@
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
-from accounts import auth_failures
 from accounts.services import authenticate_token
+from messaging_project.api import auth_failures
 from messaging_project.core.client_address import client_address
 from messaging_project.core.metrics import RATE_LIMIT_REFUSALS
 

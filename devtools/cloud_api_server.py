@@ -9,7 +9,7 @@
 Unscripted requests get the Cloud API's success answers: a message id for
 `POST /{phone_number_id}/messages` and an empty list for a GET. Each scripted
 reply can be delayed, be an arbitrary body (an HTML 500 page), reset the connection,
-hang up without answering or cut its body short.
+hang up without answering, cut its body short or drip it one byte at a time.
 
 Media a customer sent is put on the stand-in with `add_media(media_id, content, ...)`:
 `GET /{media-id}` then answers as Graph does (url, mime_type, sha256, file_size, id) and
@@ -42,6 +42,7 @@ class Reply:
     reset: bool = False  # close the connection with a TCP reset instead of answering
     hang_up: bool = False  # read the request, then close cleanly without a status line
     cut_after: int | None = None  # promise the whole body, send this many bytes, close
+    drip: float = 0.0  # send the body one byte at a time, this many seconds apart
 
 
 @dataclass
@@ -79,6 +80,7 @@ class FakeMedia:
     missing: bool = False  # GET /{media-id} answers 404, as for an unknown or deleted id
     expired: bool = False  # the download URL answers 404, as after its five minutes
     delay: float = 0.0  # seconds before the download answers (a slow CDN)
+    drip: float = 0.0  # seconds between the download's bytes (a CDN that never finishes)
 
 
 DOWNLOAD_PATH = "/media-download/"
@@ -135,6 +137,7 @@ class FakeCloudApi:
         missing: bool = False,
         expired: bool = False,
         delay: float = 0.0,
+        drip: float = 0.0,
     ) -> FakeMedia:
         """Media the channel holds; `sha256` and `file_size` default to the true ones."""
         media = FakeMedia(
@@ -146,6 +149,7 @@ class FakeCloudApi:
             missing=missing,
             expired=expired,
             delay=delay,
+            drip=drip,
         )
         with self.lock:
             self.media[media_id] = media
@@ -205,7 +209,13 @@ class FakeCloudApi:
         if downloading:
             if media is None or media.expired:
                 return Reply(404, body=b"URL signature expired", content_type="text/plain")
-            return Reply(200, body=media.content, content_type=media.mime_type, delay=media.delay)
+            return Reply(
+                200,
+                body=media.content,
+                content_type=media.mime_type,
+                delay=media.delay,
+                drip=media.drip,
+            )
         if media is None or media.missing:
             return Reply(
                 404,
@@ -273,9 +283,22 @@ class FakeCloudApi:
                 self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(content)))
                 self.end_headers()
+                if reply.drip:
+                    self.drip(content, reply.drip)
+                    return
                 self.wfile.write(content if reply.cut_after is None else content[: reply.cut_after])
                 if reply.cut_after is not None:
                     self.wfile.flush()
                     self.close_connection = True
+
+            def drip(self, content: bytes, seconds: float) -> None:
+                self.close_connection = True
+                try:
+                    for byte in content:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        threading.Event().wait(seconds)
+                except OSError:  # the client gave up
+                    pass
 
         return Handler

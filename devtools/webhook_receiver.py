@@ -7,6 +7,8 @@
 
 Tests verify the signatures with the Standard Webhooks library; the benchmark uses
 `delay` (every answer waits that long) and `down` (refuse connections for a while).
+`drip` sends the answer one byte at a time, that many seconds apart (a receiver that
+never quite answers).
 """
 
 import threading
@@ -37,8 +39,11 @@ class ReceiverServer(ThreadingHTTPServer):
 
 
 class WebhookReceiver:
-    def __init__(self, *, delay: float = 0.0, status: int = 200, port: int = 0) -> None:
+    def __init__(
+        self, *, delay: float = 0.0, status: int = 200, port: int = 0, drip: float = 0.0
+    ) -> None:
         self.delay = delay
+        self.drip = drip
         self.status = status
         self.requests: list[Received] = []
         self.scripted: deque[int] = deque()
@@ -107,10 +112,27 @@ class WebhookReceiver:
                     status = receiver.scripted.popleft() if receiver.scripted else receiver.status
                     receiver.arrived.notify_all()
                 answer = b'{"ok": true}' if 200 <= status < 300 else b"receiver says no"
+                if receiver.drip:
+                    self.drip(status, answer)
+                    return
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
+
+            def drip(self, status: int, answer: bytes) -> None:
+                whole = (
+                    f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(answer)}\r\n\r\n"
+                ).encode() + answer
+                self.close_connection = True
+                try:
+                    for byte in whole:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(receiver.drip)
+                except OSError:  # the client gave up
+                    pass
 
         return Handler

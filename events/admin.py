@@ -3,7 +3,8 @@
 Endpoints are saved through events.services, as the API saves them (the URL rule, the
 limit of ten, soft deletion). Deliveries are written by emission and the delivery task,
 so they are read-only here, with one action: "send again", which queues one more
-attempt with the same `webhook-id`.
+attempt with the same `webhook-id`. An endpoint turned off (by the organization, or
+after five days of failures) is turned on again by its form or the "turn on" action.
 """
 
 import json
@@ -11,6 +12,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
@@ -50,8 +52,15 @@ class EndpointAdmin(OrganizationScopedAdmin):
     list_filter = ["is_active"]
     search_fields = ["url"]
     ordering = ["-id"]
-    readonly_fields = ["secret", "disabled_reason", "failing_since", "created_at", "updated_at"]
-    actions = ["rotate_secrets"]
+    readonly_fields = [
+        "secret",
+        "disabled_reason",
+        "disabled_at",
+        "failing_since",
+        "created_at",
+        "updated_at",
+    ]
+    actions = ["turn_on", "rotate_secrets"]
 
     @admin.display(description=_("events"))
     def subscribed(self, endpoint):
@@ -74,6 +83,20 @@ class EndpointAdmin(OrganizationScopedAdmin):
 
     def soft_delete(self, request, obj):
         services.delete_endpoint(endpoint=obj)
+
+    @admin.action(description=_("Turn on again (forgets why it was turned off)"))
+    def turn_on(self, request, queryset):
+        count = 0
+        for endpoint in queryset.filter(is_active=False):
+            try:
+                services.update_endpoint(endpoint=endpoint, changes={"is_active": True})
+            except Http404:  # deleted meanwhile
+                continue
+            count += 1
+        message = ngettext(
+            "%(count)d endpoint turned on again.", "%(count)d endpoints turned on again.", count
+        )
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
     @admin.action(description=_("Rotate the secret (the old one still signs for 24 hours)"))
     def rotate_secrets(self, request, queryset):

@@ -43,8 +43,10 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from events import queries
+from events import queries, services
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
+from events.services import DISABLE_AFTER
+from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
 
@@ -52,8 +54,9 @@ logger = logging.getLogger(__name__)
 
 # How much of a receiver's answer is read: enough for an operator to see what it said.
 RESPONSE_CAP = 1024
-# An endpoint whose every attempt failed for this long is turned off.
-DISABLE_AFTER = timedelta(days=5)
+# How much of an answer is read before the attempt counts as answered; the rest is
+# not waited for.
+ANSWER_READ_LIMIT = 64 * 1024
 USER_AGENT = "messaging-service-webhooks/1"
 # POSTs one worker process has under way at once (threads that only wait on the
 # network): 200 deliveries a second to a receiver answering in 50 ms keep ~10 busy.
@@ -176,8 +179,9 @@ def session() -> requests.Session:
 
 
 def post(item: Claimed, endpoint: Endpoint) -> Outcome:
-    """One attempt: the signed POST, no redirects, timeouts, the answer read up to a cap.
-    No database access (it runs in a pool thread)."""
+    """One attempt: the signed POST, no redirects, the answer read; all of it within
+    WEBHOOK_TIMEOUT (connect, send, the answer's last byte). No database access (it
+    runs in a pool thread)."""
     if endpoint.deleted_at is not None or not endpoint.is_active:
         return Outcome(False, error=NOT_SENT, final=True)
     timestamp = datetime.fromtimestamp(int(timezone.now().timestamp()), tz=UTC)
@@ -188,20 +192,22 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
         "webhook-timestamp": str(int(timestamp.timestamp())),
         "webhook-signature": signatures(endpoint, item.msg_id, timestamp, item.body),
     }
-    timeout = settings.WEBHOOK_TIMEOUT
     try:
-        response = session().post(
-            endpoint.url,
-            data=item.body.encode(),
-            headers=headers,
-            timeout=(timeout, timeout),
-            allow_redirects=False,
-            stream=True,
-        )
-        with response:
-            answer = next(response.iter_content(RESPONSE_CAP), b"")
+        with deadline(settings.WEBHOOK_TIMEOUT) as bound:
+            response = session().post(
+                endpoint.url,
+                data=item.body.encode(),
+                headers=headers,
+                timeout=bound.timeouts(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
+                allow_redirects=False,
+                stream=True,
+            )
+            with response:
+                answer = read_answer(response)
     except PrivateAddressRefused as refused:
         return Outcome(False, error=str(refused), final=True)
+    except DeadlineExceeded as error:
+        return Outcome(False, error=f"Timeout: {error}")
     except requests.RequestException as error:
         return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
     except Exception as error:  # a bug must not leave the attempt unrecorded
@@ -211,6 +217,20 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
         return Outcome(True, response.status_code)
     shown = answer.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
     return Outcome(False, response.status_code, f"HTTP {response.status_code}: {shown}")
+
+
+def read_answer(response: requests.Response) -> bytes:
+    """The answer's first RESPONSE_CAP bytes, after reading it to its last byte (within
+    the attempt's deadline) or ANSWER_READ_LIMIT bytes, whichever comes first."""
+    kept = b""
+    read = 0
+    for chunk in response.iter_content(RESPONSE_CAP):
+        if len(kept) < RESPONSE_CAP:
+            kept += chunk[: RESPONSE_CAP - len(kept)]
+        read += len(chunk)
+        if read >= ANSWER_READ_LIMIT:
+            break
+    return kept
 
 
 def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int, str]:
@@ -261,7 +281,7 @@ def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, n
             mine.update(status=DeliveryStatus.FAILED, **fields)
             state = DeliveryStatus.FAILED
         if endpoint is not None and endpoint.is_active and endpoint.deleted_at is None:
-            note_failure(endpoint.pk, now)
+            note_failure(endpoint, now)
     EVENT_WEBHOOK_DELIVERIES.labels(result=state).inc()
     logger.warning(
         "Event delivery %s (%s) attempt %s failed, %s: %s",
@@ -274,20 +294,17 @@ def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, n
     return state
 
 
-def note_failure(endpoint_id: int, now: datetime) -> None:
-    """Start the endpoint's run of failures, and turn it off when the run is DISABLE_AFTER
-    long (every attempt since then failed: a success ends the run)."""
-    Endpoint.objects.filter(pk=endpoint_id, failing_since__isnull=True).update(failing_since=now)
-    Endpoint.objects.filter(
-        pk=endpoint_id, is_active=True, failing_since__lte=now - DISABLE_AFTER
-    ).update(
-        is_active=False,
-        disabled_reason=(
-            f"Turned off on {now:%Y-%m-%d %H:%M} UTC: every delivery failed for "
-            f"{DISABLE_AFTER.days} days."
-        ),
-        updated_at=now,
-    )
+def note_failure(endpoint: Endpoint, now: datetime) -> None:
+    """Start the endpoint's run of failures, or turn it off when the run is
+    DISABLE_AFTER long (services.disable_failing_endpoint). Decided on `failing_since`
+    as read at the claim: a run begun since is too young, a run ended since (a success)
+    is found by the update's own conditions; so most failures cost one statement or none."""
+    if endpoint.failing_since is None:
+        Endpoint.objects.filter(pk=endpoint.pk, failing_since__isnull=True).update(
+            failing_since=now
+        )
+    elif endpoint.failing_since <= now - DISABLE_AFTER:
+        services.disable_failing_endpoint(endpoint_id=endpoint.pk, now=now)
 
 
 def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:

@@ -35,6 +35,7 @@ class Event(models.TextChoices):
     AUTOREPLY_CREATED = "autoreply.created", _("Canned reply created")
     AUTOREPLY_UPDATED = "autoreply.updated", _("Canned reply updated")
     AUTOREPLY_DELETED = "autoreply.deleted", _("Canned reply deleted")
+    WEBHOOK_DISABLED = "webhook.disabled", _("Webhook endpoint turned off")
 
 
 def new_secret() -> str:
@@ -61,6 +62,7 @@ class Endpoint(OrganizationRecord):
     )
     is_active = models.BooleanField(_("is active"), default=True)
     disabled_reason = models.CharField(_("disabled reason"), max_length=255, blank=True, default="")
+    disabled_at = models.DateTimeField(_("disabled at"), null=True, blank=True)
     # The first failed attempt since the last success: five days of failures disable it.
     failing_since = models.DateTimeField(_("failing since"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)

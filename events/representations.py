@@ -6,17 +6,23 @@ from events.models import Delivery, Endpoint
 from messaging_project.core.formats import iso_datetime
 
 
-def endpoint_data(endpoint: Endpoint) -> dict[str, Any]:
+def endpoint_listed(endpoint: Endpoint) -> dict[str, Any]:
+    """An endpoint as the list (and the `webhook.disabled` event) shows it: no secret."""
     return {
         "uuid": str(endpoint.uuid),
         "url": endpoint.url,
         "events": list(endpoint.events),
         "is_active": endpoint.is_active,
         "disabled_reason": endpoint.disabled_reason or None,
-        "secret": endpoint.secret,
+        "disabled_at": iso_datetime(endpoint.disabled_at),
         "created_at": iso_datetime(endpoint.created_at),
         "updated_at": iso_datetime(endpoint.updated_at),
     }
+
+
+def endpoint_data(endpoint: Endpoint) -> dict[str, Any]:
+    """An endpoint as its detail, its creation and its rotation show it: with the secret."""
+    return {**endpoint_listed(endpoint), "secret": endpoint.secret}
 
 
 def delivery_data(delivery: Delivery) -> dict[str, Any]:

@@ -28,18 +28,20 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from events import queries
-from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_secret
+from events.models import Delivery, DeliveryStatus, Emission, Endpoint, Event, new_secret
+from events.representations import endpoint_listed
 from messaging_project.core.database import Statement, execute_together
 
 MAX_ENDPOINTS = 10
@@ -48,6 +50,9 @@ TOO_MANY = gettext_noop("An organization can have at most %(limit)d webhook endp
 TOO_MANY_ENDPOINTS = TOO_MANY % {"limit": MAX_ENDPOINTS}
 # After a rotation the old secret keeps signing, next to the new one, this long.
 ROTATION_OVERLAP = timedelta(hours=24)
+# An endpoint whose every attempt failed for this long is turned off (docs/events.md).
+DISABLE_AFTER = timedelta(days=5)
+TURNED_OFF_BY_ORGANIZATION = "Turned off by the organization."
 
 Data = Mapping[str, Any]
 Row = tuple[str, str, str]  # endpoints (comma-separated ids), event, body
@@ -256,11 +261,49 @@ def update_endpoint(*, endpoint: Endpoint, changes: dict[str, Any]) -> Endpoint:
     if "events" in values:
         values["events"] = sorted(set(values["events"] or []))
     if values.get("is_active") is True:
-        values.update(disabled_reason="", failing_since=None)
+        values.update(disabled_reason="", disabled_at=None, failing_since=None)
     elif values.get("is_active") is False:
-        values.setdefault("disabled_reason", "Turned off by the organization.")
+        values.setdefault("disabled_reason", TURNED_OFF_BY_ORGANIZATION)
+        values.setdefault("disabled_at", timezone.now())
     Endpoint.objects.update_live(endpoint, **values)
     return endpoint
+
+
+def disable_failing_endpoint(*, endpoint_id: int, now: datetime) -> bool:
+    """Turn the endpoint off if every attempt for DISABLE_AFTER failed: its run of
+    failures (from its first failed attempt after its last success) began that long
+    ago, and no delivery of it succeeded since. Then a `webhook.disabled` event goes to
+    the organization's other active endpoints, in the caller's transaction. One UPDATE
+    decides, so of workers recording failures at once only one turns it off and emits;
+    whether this call did."""
+    since = now - DISABLE_AFTER
+    succeeded = Delivery.objects.filter(
+        endpoint=OuterRef("pk"), status=DeliveryStatus.SUCCEEDED, updated_at__gte=since
+    )
+    turned_off = (
+        Endpoint.objects.live()
+        .filter(pk=endpoint_id, is_active=True, failing_since__lte=since)
+        .exclude(Exists(succeeded))
+        .update(
+            is_active=False,
+            disabled_reason=(
+                f"Turned off on {now:%Y-%m-%d %H:%M} UTC: every delivery failed for "
+                f"{DISABLE_AFTER.days} days."
+            ),
+            disabled_at=now,
+            updated_at=now,
+        )
+    )
+    if not turned_off:
+        return False
+    endpoint = Endpoint.objects.get(pk=endpoint_id)
+    # Sent to the active endpoints only: this one is off by now.
+    emit_event(
+        organization_id=endpoint.organization_id,
+        event=Event.WEBHOOK_DISABLED,
+        data=lambda: endpoint_listed(endpoint),
+    )
+    return True
 
 
 def delete_endpoint(*, endpoint: Endpoint) -> None:

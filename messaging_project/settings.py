@@ -316,6 +316,8 @@ STORAGES = {
 }
 # Bytes read from the channel and written to storage at a time while media downloads.
 MEDIA_CHUNK_SIZE = int(env_number("MEDIA_CHUNK_SIZE", 1024 * 1024, minimum=4096))
+# Seconds one media file's download may take in all (connect to its last byte).
+MEDIA_DOWNLOAD_TIMEOUT = env_number("MEDIA_DOWNLOAD_TIMEOUT", 60, minimum=0.01)
 # Serve straight from the apps when collectstatic has not run (tests, first start).
 WHITENOISE_USE_FINDERS = True
 
@@ -362,13 +364,14 @@ API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))
 # (0 turns the limit off, for example behind a proxy that limits on its own).
 API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0))
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
+# Seconds one Cloud API call may take in all (connect, send, the answer's last byte).
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
 
 # URLs the service fetches or posts to (event webhooks, media) must reach public
 # addresses only; true lifts that for development and tests (receivers on loopback).
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
 # Event webhooks (docs/events.md): an attempt that gets no 2xx within WEBHOOK_TIMEOUT
-# seconds (to connect, and between bytes of the answer) is tried again after each delay
+# seconds (in all: connect, send, the answer's last byte) is tried again after each delay
 # of WEBHOOK_RETRY_SCHEDULE (comma-separated seconds) in turn; then the delivery fails.
 WEBHOOK_TIMEOUT = env_number("WEBHOOK_TIMEOUT", 10, minimum=0.01)
 WEBHOOK_RETRY_SCHEDULE = env_delays(
@@ -407,6 +410,9 @@ WEB_SERVERS = int(env_number("WEB_SERVERS", 1))
 WORKER_PROCESSES = int(env_number("WORKER_PROCESSES", 1))
 # A worker not heard from for this many seconds is dead: its running tasks run again.
 TASK_WORKER_TIMEOUT = env_number("TASK_WORKER_TIMEOUT", 60)
+# Seconds a worker given SIGTERM lets its outgoing HTTP calls run before it cuts them
+# (their work is retried as any failed attempt is): below systemd's TimeoutStopSec (30).
+TASK_WORKER_GRACEFUL_TIMEOUT = env_number("TASK_WORKER_GRACEFUL_TIMEOUT", 20, minimum=0)
 # A task that failed for a reason worth retrying runs at most this many times in all,
 # the first retry after about TASK_RETRY_DELAY seconds, each later one twice as late.
 TASK_MAX_ATTEMPTS = int(env_number("TASK_MAX_ATTEMPTS", 5))

@@ -23,7 +23,7 @@ from messaging_project.api.schema import (
 ISO = "ISO 8601 in UTC with microseconds and `Z`."
 
 
-class EndpointRecordSerializer(serializers.Serializer):
+class EndpointListedSerializer(serializers.Serializer):
     uuid = serializers.UUIDField()
     url = text()
     events = serializers.ListField(
@@ -32,9 +32,16 @@ class EndpointRecordSerializer(serializers.Serializer):
     )
     is_active = serializers.BooleanField()
     disabled_reason = text("Why it was turned off; null while it is on.", null=True)
-    secret = text("`whsec_` + base64: the key of the `webhook-signature` (docs/events.md).")
+    disabled_at = text("When it was turned off; null while it is on. " + ISO, null=True)
     created_at = text(ISO)
     updated_at = text(ISO)
+
+
+class EndpointRecordSerializer(EndpointListedSerializer):
+    secret = text(
+        "`whsec_` + base64: the key of the `webhook-signature` (docs/events.md). "
+        "Shown by the detail only, never in the list."
+    )
 
 
 class DeliveryRecordSerializer(serializers.Serializer):
@@ -49,7 +56,7 @@ class DeliveryRecordSerializer(serializers.Serializer):
     created_at = text(ISO)
 
 
-EndpointPage = page_of(EndpointRecordSerializer, "EventWebhookPage")
+EndpointPage = page_of(EndpointListedSerializer, "EventWebhookPage")
 EndpointDetail = detail_of(EndpointRecordSerializer, "EventWebhookDetail")
 DeliveryPage = page_of(DeliveryRecordSerializer, "EventDeliveryPage")
 

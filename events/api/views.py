@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from events import selectors, services
 from events.api.serializers import EndpointEditSerializer, EndpointInputSerializer
 from events.models import Endpoint
-from events.representations import delivery_data, endpoint_data
+from events.representations import delivery_data, endpoint_data, endpoint_listed
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
@@ -14,6 +14,12 @@ class EndpointViewSet(OrganizationViewSet):
     queryset = Endpoint.objects.live()
     input_serializer_class = EndpointInputSerializer
     represent = staticmethod(endpoint_data)
+
+    def list(self, request, *args, **kwargs):
+        """The page shows no secret: only the detail does (read it after a create or a
+        rotation), so that a page of endpoints never hands over every key at once."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response([endpoint_listed(endpoint) for endpoint in page])
 
     @idempotent
     def create(self, request):

@@ -90,7 +90,9 @@ class ApiResponseMiddleware(GZipMiddleware):
     def process_response(self, request, response):
         if not is_api_path(request.path):
             return response
-        response["Cache-Control"] = "no-cache, private"
+        # The default for JSON answers; a view that said otherwise (media files:
+        # `private, no-store`) keeps its own.
+        response.setdefault("Cache-Control", "no-cache, private")
         if request.path.startswith(API_PREFIX):
             response["Access-Control-Allow-Origin"] = "*"
             response["Access-Control-Expose-Headers"] = EXPOSED_HEADERS

@@ -1,9 +1,16 @@
 """System checks for the field-encryption keys: `check --deploy` refuses the development
-key derived from SECRET_KEY."""
+key derived from SECRET_KEY, and `check --database default` (and `migrate`) refuse keys
+that cannot decrypt the stored secrets (the web and the worker refuse to start then:
+messaging_project/wsgi.py, db_worker)."""
 
 from django.core import checks
 
-from messaging_project.core.encryption import configured_keys, key_problem
+from messaging_project.core.encryption import (
+    configured_keys,
+    key_problem,
+    undecryptable_columns,
+    undecryptable_message,
+)
 
 
 @checks.register(checks.Tags.security)
@@ -32,3 +39,13 @@ def encryption_keys_are_set(app_configs, **kwargs):
             id="base.E002",
         )
     ]
+
+
+@checks.register(checks.Tags.database)
+def encryption_keys_decrypt_the_stored_secrets(app_configs, databases=None, **kwargs):
+    if not databases or "default" not in databases:
+        return []
+    columns = undecryptable_columns()
+    if not columns:
+        return []
+    return [checks.Error(undecryptable_message(columns), id="base.E003")]

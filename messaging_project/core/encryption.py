@@ -14,6 +14,7 @@ stored as it is: it says only that no secret is set.
 """
 
 import base64
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterator
@@ -24,8 +25,8 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.db import DatabaseError, migrations, models, transaction
 from django.db import connection as default_connection
-from django.db import migrations, models
 
 from messaging_project.core import queries
 
@@ -217,3 +218,49 @@ def encrypt_columns(app_label: str, model_name: str, *field_names: str):
         return run
 
     return migrations.RunPython(apply(encrypt_plain), apply(decrypt_stored), elidable=False)
+
+
+def undecryptable_columns(connection=None) -> list[str]:
+    """The encrypted columns (`app.Model.field`) whose stored values the configured keys
+    cannot decrypt, judged by one stored value each. A table or column not there yet (a
+    database not migrated) has nothing to judge."""
+    connection = connection or default_connection
+    found = []
+    for model, field_name in encrypted_fields():
+        # In a transaction (tests), a savepoint keeps a failed read from spoiling it.
+        guard = (
+            transaction.atomic(using=connection.alias)
+            if connection.in_atomic_block
+            else contextlib.nullcontext()
+        )
+        try:
+            with guard:
+                stored = queries.one_encrypted_value(connection, model, field_name, PREFIX)
+        except DatabaseError:
+            continue
+        if stored is None:
+            continue
+        try:
+            plaintext(stored)
+        except DecryptionError:
+            found.append(f"{model._meta.label}.{field_name}")
+    return found
+
+
+def verify_stored_secrets(connection=None) -> None:
+    """At a process's start: raise ImproperlyConfigured, saying what to do, when
+    FIELD_ENCRYPTION_KEYS cannot decrypt the stored secrets, rather than answering 500
+    to every request that needs one later."""
+    columns = undecryptable_columns(connection)
+    if columns:
+        raise ImproperlyConfigured(undecryptable_message(columns))
+
+
+def undecryptable_message(columns: list[str]) -> str:
+    return (
+        "FIELD_ENCRYPTION_KEYS cannot decrypt the secrets stored in "
+        + ", ".join(columns)
+        + ": a key that encrypted them is missing from the list. Put it back (newest "
+        'first; docs/operations.md, "Secrets at rest"), then run rotate_encryption_key '
+        "before removing it."
+    )

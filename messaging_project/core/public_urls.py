@@ -4,11 +4,17 @@ A client names the URL, so without a rule it could make the service reach what o
 service can reach: the loopback, the private network, the cloud's metadata address. Two
 checks keep it out:
 
-- `url_problem()` when the URL is given (a 400 naming the field): http(s) only, and every
-  address the host resolves to must be public.
+- `url_problem()` when the URL is given (a 400 naming the field): http(s) only; a host
+  written as an address (`127.0.0.1`, `[::1]`, `2130706433`) must be public, and
+  `localhost` names are refused. No DNS look-up: a server without outbound DNS can
+  still register URLs, and what a name resolves to at input time proves nothing later.
 - `public_session()` when the request is made: the address actually connected to is
-  checked again, so a name that resolved to a public address at input time and to a
-  private one now (DNS rebinding) is refused all the same.
+  checked, after DNS, so a name that resolves to a private address (now, or after DNS
+  rebinding) is refused then.
+
+An IPv6 address that carries an IPv4 address (`::ffff:a.b.c.d`, the deprecated
+`::a.b.c.d`, NAT64's `64:ff9b::/96`, 6to4's `2002::/16`) counts as that IPv4 address:
+`[::127.0.0.1]`, `[64:ff9b::7f00:1]` and `[2002:7f00:1::]` are loopback.
 
 `WEBHOOK_ALLOW_PRIVATE_URLS=true` lifts the address rule (development and tests, whose
 receivers listen on loopback); the scheme rule stays.
@@ -26,6 +32,8 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from messaging_project.core.deadlines import WatchedConnection
+
 MAX_URL_LENGTH = 2048
 
 
@@ -37,13 +45,51 @@ def private_urls_allowed() -> bool:
     return settings.WEBHOOK_ALLOW_PRIVATE_URLS
 
 
+# NAT64: the well-known prefix carries an IPv4 address in its last 32 bits; the local-use
+# prefix reaches whatever the local translator decides, so it is never public.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+# Names that are loopback whatever DNS says (RFC 6761).
+LOOPBACK_NAMES = ("localhost", ".localhost", "localhost.", ".localhost.")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, if it is of a form that carries one."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in NAT64 or int(ip) >> 32 == 0:  # NAT64, or IPv4-compatible ::a.b.c.d
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def is_public_address(address: str) -> bool:
     """Whether `address` is on the public internet: not loopback, private, link-local,
-    multicast, reserved or unspecified (an IPv4 address written as IPv6 counts as itself)."""
+    multicast, reserved or unspecified (an IPv4 address carried in IPv6 counts as itself)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone id
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        if ip in NAT64_LOCAL:
+            return False
+        inner = embedded_ipv4(ip)
+        if inner is not None:
+            ip = inner
     return ip.is_global and not ip.is_multicast
+
+
+def literal_address(host: str) -> str | None:
+    """The address a host written as one stands for, without DNS: `10.0.0.1`, `::1`, and
+    the forms the C resolver reads as IPv4 (`2130706433`, `0x7f000001`, `127.1`)."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    if host and all(c in "0123456789abcdefx." for c in host.lower()):
+        try:
+            return socket.inet_ntoa(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
 
 
 def url_problem(url: str, *, https_only: bool = False) -> str | None:
@@ -69,7 +115,7 @@ def url_error(url: str, *, https_only: bool = False) -> ValidationError | None:
         )
     try:
         parts = urlsplit(url)
-        port = parts.port
+        parts.port  # noqa: B018 - raises on a port out of range
     except ValueError:
         return problem(gettext_noop("Enter a valid URL."))
     allowed = {"https"} if https_only and not private_urls_allowed() else {"http", "https"}
@@ -81,18 +127,13 @@ def url_error(url: str, *, https_only: bool = False) -> ValidationError | None:
         return problem(gettext_noop("Enter a valid URL."))
     if private_urls_allowed():
         return None
-    try:
-        found = socket.getaddrinfo(parts.hostname, port or 443, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
+    host = parts.hostname.lower()
+    address = literal_address(host)
+    if host.endswith(LOOPBACK_NAMES) or (address is not None and not is_public_address(address)):
         return problem(
-            gettext_noop("The host %(host)r could not be resolved."), host=parts.hostname
+            gettext_noop("The URL must not point at a loopback, private or link-local address.")
         )
-    for *_, sockaddr in found:
-        if not is_public_address(sockaddr[0]):
-            return problem(
-                gettext_noop("The URL must not point at a loopback, private or link-local address.")
-            )
-    return None
+    return None  # a name: its addresses are checked when the request is made
 
 
 def refuse_private_peer(sock: socket.socket) -> None:
@@ -104,14 +145,14 @@ def refuse_private_peer(sock: socket.socket) -> None:
         raise PrivateAddressRefused(f"Refused to connect to {peer}: not a public address.")
 
 
-class PublicHTTPConnection(HTTPConnection):
+class PublicHTTPConnection(WatchedConnection, HTTPConnection):
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         refuse_private_peer(sock)
         return sock
 
 
-class PublicHTTPSConnection(HTTPSConnection):
+class PublicHTTPSConnection(WatchedConnection, HTTPSConnection):
     def _new_conn(self) -> socket.socket:
         sock = super()._new_conn()
         refuse_private_peer(sock)

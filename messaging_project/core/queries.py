@@ -34,6 +34,17 @@ def stored_values(connection, model, field_name: str, batch: int) -> Iterator[li
         last = rows[-1][0]
 
 
+def one_encrypted_value(connection, model, field_name: str, prefix: str) -> str | None:
+    """The stored value of one row whose column starts with `prefix` (an encrypted
+    value), or None; the startup's check of the keys reads one per column."""
+    table, pk, column = quoted(connection, model, field_name)
+    sql = f"SELECT {column} FROM {table} WHERE {column} LIKE %s ORDER BY {pk} LIMIT 1"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [prefix + "%"])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def replace_stored_values(connection, model, field_name: str, updates: list[tuple]) -> int:
     """(new, pk, old) each: the column set to `new` where it still holds `old` (a
     concurrent save is never overwritten); how many rows changed."""

@@ -3,7 +3,8 @@
 (Over 400 lines: the client, its error mapping and its answer checks are read together.)
 
 One module-level `requests` session keeps connections to Graph alive across
-requests and threads. Every call has explicit connect and read timeouts, and every
+requests and threads. Every call has a deadline for the whole of it (connect, send, the
+answer's last byte: messaging_project/core/deadlines.py), and every
 failure (a Graph error object, another HTTP error, an answer that is not JSON, a
 timeout, a refused or reset connection) becomes a GatewayError. The access token
 goes into the Authorization header only: never into a URL, a message or a log line.
@@ -25,6 +26,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from messaging_project.core.deadlines import WatchedConnection, deadline
 from sending.gateway import storable
 from sending.gateway.base import ChannelNotConfigured, FailureKind, GatewayError, MediaTooLarge
 
@@ -50,11 +52,11 @@ class CallsWhenWritten:
         request_written()
 
 
-class WrittenHTTPConnection(CallsWhenWritten, HTTPConnection):
+class WrittenHTTPConnection(CallsWhenWritten, WatchedConnection, HTTPConnection):
     pass
 
 
-class WrittenHTTPSConnection(CallsWhenWritten, HTTPSConnection):
+class WrittenHTTPSConnection(CallsWhenWritten, WatchedConnection, HTTPSConnection):
     pass
 
 
@@ -87,7 +89,7 @@ session.trust_env = False
 session.mount("https://", GraphAdapter(pool_maxsize=32))
 session.mount("http://", GraphAdapter(pool_maxsize=32))
 
-CONNECT_TIMEOUT = 5.0  # seconds; a read may take up to WHATSAPP_TIMEOUT
+CONNECT_TIMEOUT = 5.0  # seconds; the whole call may take up to WHATSAPP_TIMEOUT
 TEMPLATE_FIELDS = "id,name,language,status,category,components"
 MAX_TEMPLATE_PAGES = 200
 
@@ -204,14 +206,16 @@ class CloudApiGateway:
         """One call to Graph: its JSON object, or a GatewayError."""
         headers = {"Authorization": f"Bearer {self.access_token}"}
         try:
-            response = session.request(
-                method,
-                url,
-                headers=headers,
-                timeout=timeouts(),
-                **environment_settings(origin_of(url)),
-                **kwargs,
-            )
+            # The whole call, its answer read to the last byte, within WHATSAPP_TIMEOUT.
+            with deadline(settings.WHATSAPP_TIMEOUT) as bound:
+                response = session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    timeout=bound.timeouts(*timeouts()),
+                    **environment_settings(origin_of(url)),
+                    **kwargs,
+                )
         except requests.RequestException as error:
             raise network_error(error) from None
         try:
@@ -284,39 +288,20 @@ class CloudApiGateway:
             )
         headers = {"Authorization": f"Bearer {self.access_token}"}
         try:
-            response = session.get(
-                url,
-                headers=headers,
-                timeout=timeouts(),
-                stream=True,  # read chunk by chunk below, never the whole file at once
-                allow_redirects=False,
-                **environment_settings(origin_of(url)),
-            )
+            # The whole download, to its last byte, within MEDIA_DOWNLOAD_TIMEOUT.
+            with deadline(settings.MEDIA_DOWNLOAD_TIMEOUT) as bound:
+                response = session.get(
+                    url,
+                    headers=headers,
+                    timeout=bound.timeouts(*timeouts()),
+                    stream=True,  # read chunk by chunk below, never the whole file at once
+                    allow_redirects=False,
+                    **environment_settings(origin_of(url)),
+                )
+                with response:
+                    yield from checked_chunks(response, max_bytes=max_bytes, chunk_size=chunk_size)
         except requests.RequestException as error:
             raise network_error(error) from None
-        with response:
-            if response.status_code != 200:
-                # An expired URL is a 4xx too: a new look-up gives a new one, so retry.
-                raise GatewayError(
-                    FailureKind.UNAVAILABLE,
-                    f"The WhatsApp channel's media download answered with HTTP "
-                    f"{response.status_code}.",
-                    type="http_error",
-                    http_status=response.status_code,
-                    retryable=True,
-                )
-            announced = file_size(response.headers.get("Content-Length"))
-            if announced is not None and announced > max_bytes:
-                raise MediaTooLarge(f"{announced} bytes announced, at most {max_bytes} allowed")
-            received = 0
-            try:
-                for chunk in response.iter_content(chunk_size):
-                    received += len(chunk)
-                    if received > max_bytes:
-                        raise MediaTooLarge(f"more than {max_bytes} bytes sent")
-                    yield chunk
-            except requests.RequestException as error:
-                raise network_error(error) from None
 
     def list_templates(self) -> list[dict[str, Any]]:
         if not self.business_account_id:
@@ -354,6 +339,28 @@ class CloudApiGateway:
             f"The WhatsApp channel's template list runs past {MAX_TEMPLATE_PAGES} pages.",
             type="invalid_response",
         )
+
+
+def checked_chunks(response: requests.Response, *, max_bytes: int, chunk_size: int):
+    """A media download's body, chunk by chunk, once its status and size are fine."""
+    if response.status_code != 200:
+        # An expired URL is a 4xx too: a new look-up gives a new one, so retry.
+        raise GatewayError(
+            FailureKind.UNAVAILABLE,
+            f"The WhatsApp channel's media download answered with HTTP {response.status_code}.",
+            type="http_error",
+            http_status=response.status_code,
+            retryable=True,
+        )
+    announced = file_size(response.headers.get("Content-Length"))
+    if announced is not None and announced > max_bytes:
+        raise MediaTooLarge(f"{announced} bytes announced, at most {max_bytes} allowed")
+    received = 0
+    for chunk in response.iter_content(chunk_size):
+        received += len(chunk)
+        if received > max_bytes:
+            raise MediaTooLarge(f"more than {max_bytes} bytes sent")
+        yield chunk
 
 
 def network_error(error: requests.RequestException) -> GatewayError:

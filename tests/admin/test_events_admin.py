@@ -6,6 +6,7 @@ import json
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
+from django.utils import timezone
 
 from events import services
 from events.delivery import fan_out_all
@@ -138,3 +139,20 @@ def test_send_again_then_the_receiver_gets_it(org_a, settings):
         assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == (DeliveryStatus.SUCCEEDED, 2)
+
+
+def test_turned_on_again_by_the_admin_action(admin_a, org_a):
+    endpoint = services.create_endpoint(organization=org_a, url="https://example.com/h")
+    Endpoint.objects.filter(pk=endpoint.pk).update(
+        is_active=False, disabled_reason="Turned off", disabled_at=timezone.now()
+    )
+
+    response = admin_a.post(
+        ENDPOINTS,
+        {"action": "turn_on", ACTION_CHECKBOX_NAME: [endpoint.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    endpoint.refresh_from_db()
+    assert endpoint.is_active and endpoint.disabled_reason == "" and endpoint.disabled_at is None

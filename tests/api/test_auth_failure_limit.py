@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from rest_framework.test import APIClient
 
-from accounts import auth_failures
+from messaging_project.api import auth_failures
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -59,13 +59,34 @@ def loopback_receiver():
         "::ffff:127.0.0.1",
         "::ffff:10.0.0.1",
         "ff02::1",
+        # IPv6 forms that carry a private or loopback IPv4 address.
+        "::127.0.0.1",
+        "::10.0.0.1",
+        "::169.254.169.254",
+        "64:ff9b::7f00:1",
+        "64:ff9b::a00:1",
+        "64:ff9b::169.254.169.254",
+        "64:ff9b:1::808:808",  # NAT64's local-use prefix: never public
+        "2002:7f00:1::",
+        "2002:a00:1::1",
+        "2002:c0a8:101::",
+        "::",
     ],
 )
 def test_addresses_that_are_not_public(address):
     assert not is_public_address(address)
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "157.240.1.1", "2a03:2880:f003:c07:face:b00c::2"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "8.8.8.8",
+        "157.240.1.1",
+        "2a03:2880:f003:c07:face:b00c::2",
+        "64:ff9b::808:808",  # NAT64 to a public address
+        "2002:808:808::1",  # 6to4 from a public address
+    ],
+)
 def test_public_addresses(address):
     assert is_public_address(address)
 
@@ -80,6 +101,12 @@ def test_public_addresses(address):
         "http://169.254.169.254/latest/meta-data/",
         "http://0x7f000001/hook",  # 127.0.0.1 spelled as one hex number
         "http://2130706433/hook",  # and as one decimal number
+        "http://127.1/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[2002:7f00:1::]/hook",
+        "http://app.localhost/hook",
     ],
 )
 def test_urls_that_reach_private_addresses_are_refused(private_urls_refused, url):
@@ -99,8 +126,16 @@ def test_malformed_urls_are_refused_not_raised(private_urls_refused, url):
     assert url_problem(url) is not None
 
 
-def test_a_host_that_does_not_resolve_is_refused(private_urls_refused):
-    assert "could not be resolved" in url_problem("https://no-such-host.invalid/hook")
+def test_a_name_is_accepted_without_any_dns_look_up(private_urls_refused, monkeypatch):
+    """A server without outbound DNS can register URLs: names are checked when the
+    request is made, on the address connected to."""
+
+    def no_dns(*args, **kwargs):
+        raise AssertionError("no DNS look-up when a URL is given")
+
+    monkeypatch.setattr("socket.getaddrinfo", no_dns)
+    assert url_problem("https://no-such-host.invalid/hook") is None
+    assert url_problem("https://crm.example.com/hook") is None
 
 
 def test_https_only_refuses_http_unless_private_urls_are_allowed(settings):
@@ -120,6 +155,16 @@ def test_the_session_refuses_a_private_peer_after_dns(private_urls_refused, loop
     # when the URL was given, the address connected to now is what counts.
     with pytest.raises(PrivateAddressRefused):
         public_session().get(loopback_receiver, timeout=2, allow_redirects=False)
+
+
+def test_the_session_refuses_a_name_that_resolves_to_loopback(
+    private_urls_refused, loopback_receiver
+):
+    # Accepted when given (no DNS then), refused on the socket when the request is made.
+    url = loopback_receiver.replace("127.0.0.1", "localhost")
+    assert url_problem(url.replace("localhost", "crm.localtest.invalid")) is None
+    with pytest.raises(PrivateAddressRefused):
+        public_session().get(url, timeout=2, allow_redirects=False)
 
 
 def test_the_session_connects_when_private_urls_are_allowed(

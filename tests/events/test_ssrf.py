@@ -27,12 +27,24 @@ def private_refused(settings):
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/hook",
         "http://224.0.0.1/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[2002:7f00:1::]/hook",
     ],
 )
 def test_a_private_address_is_a_400_on_url(api, private_refused, url):
     response = api.post("/api/webhooks", {"url": url}, format="json")
     assert response.status_code == 400
     assert "url" in response.json()["errors"]
+
+
+def test_a_name_registers_without_outbound_dns(api, private_refused, monkeypatch):
+    def no_dns(*args, **kwargs):
+        raise OSError("no outbound DNS here")
+
+    monkeypatch.setattr("socket.getaddrinfo", no_dns)
+    response = api.post("/api/webhooks", {"url": "https://crm.example.com/hook"}, format="json")
+    assert response.status_code == 200
 
 
 def test_an_edit_to_a_private_address_is_a_400(api, org_a, private_refused):

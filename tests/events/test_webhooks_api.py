@@ -1,5 +1,7 @@
 """/api/webhooks: the endpoints and their deliveries, tenant-scoped, bad input a 400."""
 
+import json
+
 import pytest
 
 from events import services
@@ -27,6 +29,7 @@ def test_create_then_show_with_a_secret(api, org_a):
         "events",
         "is_active",
         "disabled_reason",
+        "disabled_at",
         "secret",
         "created_at",
         "updated_at",
@@ -50,6 +53,27 @@ def test_list_is_a_laravel_page(api):
     page = api.get("/api/webhooks").json()
     assert page["meta"]["total"] == 1
     assert page["data"][0]["url"] == "https://example.com/hook"
+
+
+def test_the_list_never_shows_a_secret_the_detail_does(api):
+    uuid = create(api).json()["id"]
+    api.post(f"/api/webhooks/{uuid}/rotate-secret")
+    [listed] = api.get("/api/webhooks").json()["data"]
+    detail = api.get(f"/api/webhooks/{uuid}").json()["data"]
+    assert "secret" not in listed and "whsec_" not in json.dumps(listed)
+    assert detail["secret"].startswith("whsec_")
+    assert listed == {key: value for key, value in detail.items() if key != "secret"}
+
+
+def test_the_openapi_list_of_endpoints_has_no_secret():
+    from drf_spectacular.generators import SchemaGenerator
+
+    components = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    page = components["EventWebhookPage"]["properties"]["data"]["items"]["$ref"]
+    listed = components[page.rsplit("/", 1)[1]]["properties"]
+    detail = components["EventWebhookDetail"]["properties"]["data"]["$ref"]
+    assert "secret" not in listed and "disabled_at" in listed
+    assert "secret" in components[detail.rsplit("/", 1)[1]]["properties"]
 
 
 @pytest.mark.parametrize(

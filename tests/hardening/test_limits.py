@@ -6,8 +6,8 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from accounts import auth_failures
 from contacts.models import Contact
+from messaging_project.api import auth_failures
 from tests.factories import OrganizationFactory
 
 LIMIT = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import itertools
 import json
+import time
 
 import pytest
 
@@ -97,6 +98,9 @@ def test_an_image_is_fetched_after_the_webhook_answers_and_served_to_its_organiz
     assert b"".join(response.streaming_content) == PHOTO
     assert response["Content-Type"] == "image/jpeg"
     assert response["Content-Disposition"] == f'attachment; filename="image-{chat.uuid}.jpg"'
+    # As docs/media.md promises: the API's default (`no-cache, private`) does not replace it.
+    assert response["Cache-Control"] == "private, no-store"
+    assert api.get(f"/api/chats/{chat.uuid}")["Cache-Control"] == "no-cache, private"
 
 
 def test_the_file_is_kept_in_djangos_storage_under_the_organization(
@@ -294,6 +298,23 @@ def test_a_channel_that_is_down_is_retried(cloud_webhook_org, graph, settings):
     make_due()
     run_tasks()
     assert ChatMedia.objects.get().state == "available"
+
+
+def test_a_download_dripping_a_byte_a_second_is_cut_off_and_retried(
+    cloud_webhook_org, graph, settings, media_root
+):
+    settings.MEDIA_DOWNLOAD_TIMEOUT = 1
+    graph.add_media("1", PHOTO, token=ACCESS_TOKEN, drip=0.5)
+    receive(cloud_webhook_org, media_id="1")
+
+    started = time.monotonic()
+    run_tasks()
+
+    assert time.monotonic() - started < 5
+    media = ChatMedia.objects.get()
+    assert (media.state, media.attempts) == ("retrying", 1)
+    assert media.last_error.startswith("timeout")
+    assert not [p for p in media_root.rglob("*") if p.is_file()]
 
 
 def test_a_redelivered_webhook_fetches_once(cloud_webhook_org, graph):

@@ -8,7 +8,7 @@ import hmac
 import pytest
 from cryptography.fernet import Fernet, MultiFernet
 from django.core.checks import run_checks
-from django.core.exceptions import FieldError
+from django.core.exceptions import FieldError, ImproperlyConfigured
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -255,3 +255,79 @@ def test_the_migration_encrypts_plain_rows_once_and_decrypts_them_backwards(keys
     # Running the forward step again changes nothing: encrypted values are left alone.
     assert encryption.rewrite_column(Channel, "access_token", encryption.encrypt_plain) == 0
     assert stored_channel(org_b).verify_token == SECRETS["verify_token"]
+
+
+# Keys that cannot decrypt the stored secrets stop the processes at start.
+
+
+@pytest.mark.django_db
+def test_keys_that_decrypt_the_stored_secrets_pass_the_start_check(keys, org_a):
+    configure(org_a)
+    encryption.verify_stored_secrets()
+    checked = run_checks(databases=["default"], include_deployment_checks=False)
+    assert "base.E003" not in {message.id for message in checked}
+
+
+@pytest.mark.django_db
+def test_an_empty_database_passes_the_start_check(keys):
+    assert encryption.undecryptable_columns() == []
+
+
+@pytest.mark.django_db
+def test_keys_that_cannot_decrypt_the_stored_secrets_stop_the_start(keys, org_a):
+    configure(org_a)
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2]  # KEY_1, which encrypted them, dropped
+    assert encryption.undecryptable_columns() == [
+        "sending.Channel.access_token",
+        "sending.Channel.app_secret",
+        "sending.Channel.verify_token",
+    ]
+    with pytest.raises(ImproperlyConfigured, match="cannot decrypt the secrets stored in"):
+        encryption.verify_stored_secrets()
+    checked = run_checks(databases=["default"])
+    assert "base.E003" in {message.id for message in checked}
+    # Without the database asked for (tests, makemigrations), the check stays quiet.
+    assert "base.E003" not in {message.id for message in run_checks()}
+
+
+@pytest.mark.slow
+def test_a_worker_started_with_the_wrong_keys_exits_saying_why(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **__import__("os").environ,
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": "",
+        "REDIS_URL": "",
+        "SECRET_KEY": "start-check",
+        "FIELD_ENCRYPTION_KEYS": KEY_1,
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "true",
+    }
+
+    def manage(*args, **extra):
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=root,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    assert manage("migrate", "--noinput").returncode == 0
+    created = manage(
+        "shell",
+        "-c",
+        "from accounts.models import Organization; from events import services; "
+        "services.create_endpoint(organization=Organization.objects.create(name='A'), "
+        "url='https://example.com/hook')",
+    )
+    assert created.returncode == 0, created.stderr
+    worker = manage("db_worker", "--batch", FIELD_ENCRYPTION_KEYS=KEY_2)
+    assert worker.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS cannot decrypt the secrets stored in" in worker.stderr
+    assert "events.Endpoint.secret" in worker.stderr
+    assert manage("db_worker", "--batch").returncode == 0  # the right keys: it runs

@@ -61,6 +61,17 @@ def test_a_missing_or_wrong_token_is_a_401(metrics_on):
 
 
 @pytest.mark.django_db
+def test_wrong_token_guesses_count_toward_the_failed_authentication_limit(metrics_on, settings):
+    settings.API_AUTH_FAILURE_LIMIT = 3
+    assert [scrape(f"guess-{n}").status_code for n in range(4)] == [401, 401, 401, 429]
+    blocked = scrape()  # even the right token, from that address, until the window ends
+    assert blocked.status_code == 429 and int(blocked["Retry-After"]) >= 1
+    # The same budget as the API's tokens: a bad API token is refused as well.
+    api = Client().get("/api/contacts", HTTP_AUTHORIZATION="Bearer wam_guess")
+    assert api.status_code == 429
+
+
+@pytest.mark.django_db
 def test_the_scrape_has_request_database_and_queue_metrics(metrics_on, api):
     api.get("/api/contacts")
     response = scrape()

@@ -70,6 +70,18 @@ def test_a_slow_answer_is_a_retryable_timeout(client, graph, settings):
     assert (error.kind, error.retryable) == (FailureKind.TIMEOUT, True)
 
 
+def test_an_answer_dripping_a_byte_a_second_is_cut_off_at_the_timeout(client, graph, settings):
+    # Each byte comes well within a read timeout; the whole answer does not.
+    settings.WHATSAPP_TIMEOUT = 1
+    graph.reply(200, {"messages": [{"id": "wamid.1"}]}, drip=0.5)
+
+    started = time.monotonic()
+    error = failure(client)
+
+    assert time.monotonic() - started < 2.5
+    assert (error.kind, error.retryable) == (FailureKind.TIMEOUT, True)
+
+
 def test_the_token_is_in_the_header_only(client, graph, caplog):
     graph.reply(400, graph_error(131047, "Re-engagement message"))
 

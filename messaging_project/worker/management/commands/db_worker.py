@@ -5,8 +5,10 @@ django_tasks_db's command of the same name, with its options, run by our worker
 workers, the clean-up schedule. Start one per machine, or several: they share the
 queue through the database.
 
-SIGTERM or Ctrl-C: no new task is taken, the running ones finish, then it exits; a
-second signal exits at once (the tasks it was running run again elsewhere).
+SIGTERM or Ctrl-C: no new task is taken, the running ones finish, then it exits; the
+outgoing HTTP calls still under way TASK_WORKER_GRACEFUL_TIMEOUT seconds later are cut
+(failed attempts, retried as such), so it exits within that time whatever its peers do.
+A second signal exits at once (the tasks it was running run again elsewhere).
 """
 
 import gc
@@ -20,6 +22,8 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands import db_worker
 
+from messaging_project.core.deadlines import stop_all
+from messaging_project.core.encryption import verify_stored_secrets
 from messaging_project.worker.runner import Worker, logger
 
 
@@ -55,6 +59,9 @@ class Command(db_worker.Command):
         excluded = options["exclude_queues"].split(",") if options["exclude_queues"] else []
         if excluded and "*" not in queue_names:
             raise db_worker.CommandError("--exclude-queues can only be used with --queue-name=*")
+        # Keys that cannot decrypt the stored secrets: stop now, saying so, rather than
+        # fail every task that needs a secret.
+        verify_stored_secrets()
         worker = Worker(
             worker_id=options["worker_id"],
             threads=threads,
@@ -86,6 +93,7 @@ class Command(db_worker.Command):
                 os._exit(1)
             logger.warning("%s: finishing the running tasks (again to stop now)", name)
             worker.stop()
+            stop_all(settings.TASK_WORKER_GRACEFUL_TIMEOUT)
 
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
             signal.signal(number, stop)
