@@ -35,6 +35,8 @@ class Event(models.TextChoices):
     AUTOREPLY_CREATED = "autoreply.created", _("Canned reply created")
     AUTOREPLY_UPDATED = "autoreply.updated", _("Canned reply updated")
     AUTOREPLY_DELETED = "autoreply.deleted", _("Canned reply deleted")
+    TEMPLATE_STATUS_UPDATE = "template.status.update", _("Template status update")
+    CHANNEL_UPDATED = "channel.updated", _("Channel updated")
 
 
 def new_secret() -> str:
