@@ -19,7 +19,7 @@ import time
 import traceback
 from datetime import UTC, datetime
 
-from bench import api, autoreply, campaigns, chart, events, instructions, media, send
+from bench import account_news, api, autoreply, campaigns, chart, events, instructions, media, send
 from bench.report import RESULTS, machine, summary, write
 from bench.stack import ROOT, ensure_postgres, ensure_wrk, log, migrated_template
 
@@ -31,6 +31,7 @@ SCENARIOS = {
     "events": events.run,
     "campaigns": campaigns.run,
     "media": media.run,
+    "account_news": account_news.run,
 }
 EXTRA = {"instructions": instructions.run}
 
