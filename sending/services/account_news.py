@@ -61,14 +61,16 @@ def record_account_news(
 
 
 def for_account(organization: Organization, account_id: object, value: dict) -> bool:
-    """Whether a change is about the organization's business account and number: one
-    that names neither (or an organization that has none set, the sandbox) is taken."""
+    """Whether a change is the organization's. One naming a number (`metadata`, as the
+    customers' fields do) is routed by it, as messages are; one about the business
+    account alone (templates, the account) by the entry's id. What names neither, or an
+    organization without those settings (the sandbox), is taken."""
     channel = Channel.of(organization)
-    named_account = str(account_id) if account_id not in (None, "") else ""
-    if channel.business_account_id and named_account not in ("", channel.business_account_id):
-        return False
     named = as_dict(value.get("metadata")).get("phone_number_id")
-    return not channel.phone_number_id or named is None or str(named) == channel.phone_number_id
+    if named is not None:
+        return not channel.phone_number_id or str(named) == channel.phone_number_id
+    account = str(account_id) if account_id not in (None, "") else ""
+    return not channel.business_account_id or account in ("", channel.business_account_id)
 
 
 def log_unhandled(

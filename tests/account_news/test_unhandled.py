@@ -106,3 +106,23 @@ def test_concurrent_deliveries_of_the_same_field_lose_no_count():
         worker.join()
     assert errors == []
     assert UnhandledWebhookItem.objects.get(organization=org).count == threads * per_thread
+
+
+@pytest.mark.django_db
+def test_a_change_naming_a_number_is_routed_by_it_not_by_its_entry(org_a):
+    set_channel(
+        org_a,
+        app_secret=APP_SECRET,
+        kind="cloud_api",
+        phone_number_id="106540352242922",
+        business_account_id="102290129340398",
+    )
+
+    def calls(number: str) -> dict:
+        value = {"messaging_product": "whatsapp", "metadata": {"phone_number_id": number}}
+        change = {"field": "calls", "value": value}
+        return {"entry": [{"id": "999999999999999", "changes": [change]}]}
+
+    assert deliver(org_a, calls("106540352242922")).json()["processed"]["skipped"] == 1
+    assert deliver(org_a, calls("1")).json()["processed"]["other_number"] == 1
+    assert UnhandledWebhookItem.objects.get().count == 1
