@@ -19,7 +19,18 @@ import time
 import traceback
 from datetime import UTC, datetime
 
-from bench import api, autoreply, campaigns, chart, events, fairness, instructions, media, send
+from bench import (
+    account_news,
+    api,
+    autoreply,
+    campaigns,
+    chart,
+    events,
+    fairness,
+    instructions,
+    media,
+    send,
+)
 from bench.report import RESULTS, machine, summary, write
 from bench.stack import ROOT, ensure_postgres, ensure_wrk, log, migrated_template
 
@@ -32,6 +43,7 @@ SCENARIOS = {
     "campaigns": campaigns.run,
     "media": media.run,
     "fairness": fairness.run,
+    "account_news": account_news.run,
 }
 EXTRA = {"instructions": instructions.run}
 

@@ -36,6 +36,8 @@ class Event(models.TextChoices):
     AUTOREPLY_UPDATED = "autoreply.updated", _("Canned reply updated")
     AUTOREPLY_DELETED = "autoreply.deleted", _("Canned reply deleted")
     WEBHOOK_DISABLED = "webhook.disabled", _("Webhook endpoint turned off")
+    TEMPLATE_STATUS_UPDATE = "template.status.update", _("Template status update")
+    CHANNEL_UPDATED = "channel.updated", _("Channel updated")
 
 
 def new_secret() -> str:

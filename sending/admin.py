@@ -30,7 +30,15 @@ from accounts.models import Organization
 from messaging_project.core.service_admin import ServiceErrorsForm
 from sending import services
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import AutoReply, Channel, ChannelKind, Chat, MediaState, MessageTemplate
+from sending.models import (
+    AutoReply,
+    Channel,
+    ChannelKind,
+    Chat,
+    MediaState,
+    MessageTemplate,
+    UnhandledWebhookItem,
+)
 from sending.services.media import download_name
 
 # The kinds of an inbound message's media, as the chat page names them.
@@ -198,7 +206,7 @@ def sync_organization(organization) -> tuple[str, int]:
 
 @admin.register(MessageTemplate)
 class MessageTemplateAdmin(ReadOnlyAdmin):
-    list_display = ["name", "language", "category", "status", "updated_at"]
+    list_display = ["name", "language", "category", "status", "quality", "updated_at"]
     list_filter = ["status", "category", "language"]
     search_fields = ["name"]
     ordering = ["name", "language"]
@@ -208,6 +216,8 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         "language",
         "category",
         "status",
+        "reason",
+        "quality",
         "external_id",
         "updated_at",
         "template_components",
@@ -242,6 +252,22 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         return HttpResponseRedirect(reverse("admin:sending_messagetemplate_changelist"))
 
 
+@admin.register(UnhandledWebhookItem)
+class UnhandledWebhookItemAdmin(ReadOnlyAdmin):
+    """What WhatsApp sent that the service does not handle, field by field."""
+
+    list_display = ["field", "count", "first_seen", "last_seen"]
+    list_filter = ["field"]
+    search_fields = ["field"]
+    ordering = ["-last_seen"]
+    fields = ["organization", "field", "count", "first_seen", "last_seen", "payload"]
+    readonly_fields = fields
+
+    @admin.display(description=_("last payload"))
+    def payload(self, item):
+        return pretty_json(item.last_payload)
+
+
 # The channel settings, on the organization's page.
 
 
@@ -265,7 +291,13 @@ class ChannelForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ["kind", "phone_number_id", "business_account_id", *Channel.SECRET_FIELDS]
+        fields = [
+            "kind",
+            "phone_number_id",
+            "business_account_id",
+            *Channel.SECRET_FIELDS,
+            "enforce_service_window",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -283,6 +315,20 @@ class ChannelForm(forms.ModelForm):
 def save_channel_form(organization: Organization, form: ChannelForm) -> Channel:
     """The form's changes, through the service (which refuses with a ValidationError)."""
     data = form.cleaned_data
+    if set(form.changed_data) == {"enforce_service_window"}:  # the credentials as they are
+        return services.set_service_window(
+            organization=organization, enforce=data["enforce_service_window"]
+        )
+    channel = save_channel_credentials(organization, form)
+    if "enforce_service_window" in form.changed_data:
+        channel = services.set_service_window(
+            organization=organization, enforce=data["enforce_service_window"]
+        )
+    return channel
+
+
+def save_channel_credentials(organization: Organization, form: ChannelForm) -> Channel:
+    data = form.cleaned_data
     if data["kind"] == ChannelKind.CLOUD_API:
         return services.configure_channel(
             organization=organization,
@@ -294,7 +340,11 @@ def save_channel_form(organization: Organization, form: ChannelForm) -> Channel:
             verify_token=data.get("verify_token") or None,
         )
     # The sandbox clears the credentials; any typed along with it are refused, not dropped.
-    typed = {name: data[name] for name in form.changed_data if name != "kind" and data.get(name)}
+    typed = {
+        name: data[name]
+        for name in form.changed_data
+        if name not in ("kind", "enforce_service_window") and data.get(name)
+    }
     return services.configure_channel(organization=organization, sandbox=True, **typed)
 
 
@@ -304,6 +354,18 @@ class ChannelInline(admin.StackedInline):
     can_delete = False
     max_num = 1
     verbose_name = verbose_name_plural = _("WhatsApp channel")
+    # The number's health is WhatsApp's to say (the webhook), not the admin's.
+    HEALTH_FIELDS = [
+        "display_phone_number",
+        "verified_name",
+        "quality_rating",
+        "messaging_limit",
+        "account_status",
+        "channel_restrictions",
+        "channel_alerts",
+        "health_updated_at",
+    ]
+    readonly_fields = HEALTH_FIELDS
     fieldsets = [
         (
             None,
@@ -314,8 +376,23 @@ class ChannelInline(admin.StackedInline):
                     "needs the phone number id and an access token from Meta."
                 ),
             },
-        )
+        ),
+        (
+            _("The number's health"),
+            {
+                "fields": HEALTH_FIELDS,
+                "description": _("As WhatsApp last reported it through the webhook."),
+            },
+        ),
     ]
+
+    @admin.display(description=_("restrictions"))
+    def channel_restrictions(self, channel):
+        return pretty_json(channel.restrictions)
+
+    @admin.display(description=_("alerts"))
+    def channel_alerts(self, channel):
+        return pretty_json(channel.alerts)
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)

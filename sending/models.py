@@ -69,6 +69,8 @@ class Channel(models.Model):
     # ACTIVE, RESTRICTED, BANNED, ...; empty until WhatsApp says.
     account_status = models.CharField(_("account status"), max_length=32, blank=True, default="")
     restrictions = models.JSONField(_("restrictions"), default=list, blank=True)
+    # The business account's latest alerts (account_alerts), newest first.
+    alerts = models.JSONField(_("alerts"), default=list, blank=True)
     health_updated_at = models.DateTimeField(_("health updated at"), null=True, blank=True)
     # Refuse free-form sends outside the 24-hour customer-service window (off: as the
     # original product, WhatsApp itself refuses them).
@@ -161,7 +163,15 @@ class Chat(OrganizationRecord):
                 name="unique_chat_wam_id",
             )
         ]
-        indexes = [models.Index(fields=["organization", "id"], condition=LIVE, name="live_chats")]
+        indexes = [
+            models.Index(fields=["organization", "id"], condition=LIVE, name="live_chats"),
+            # The customer-service window: a contact's latest inbound message.
+            models.Index(
+                fields=["contact", "created_at"],
+                condition=Q(type="inbound"),
+                name="contact_inbound_chats",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} {self.wam_id or self.uuid} ({self.status})"
@@ -356,3 +366,32 @@ class ChatMedia(models.Model):
         if self.state in (MediaState.AVAILABLE, MediaState.FAILED):
             return self.state
         return MediaState.PENDING
+
+
+class UnhandledWebhookItem(models.Model):
+    """A webhook field the service does not handle, per organization: how often it came
+    and the last one as it came (contract section 14: nothing is dropped unseen).
+
+    Written by one upsert (sending/queries.py), so concurrent deliveries all count."""
+
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, verbose_name=_("organization")
+    )
+    field = models.CharField(_("field"), max_length=64)
+    count = models.PositiveIntegerField(_("count"), default=0)
+    last_payload = models.JSONField(_("last payload"), null=True, blank=True)
+    first_seen = models.DateTimeField(_("first seen"))
+    last_seen = models.DateTimeField(_("last seen"))
+
+    class Meta:
+        ordering = ["-last_seen", "id"]
+        verbose_name = _("unhandled webhook item")
+        verbose_name_plural = _("unhandled webhook items")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "field"], name="unique_unhandled_webhook_field"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field} ({self.count})"

@@ -4,8 +4,8 @@ and the admin alike."""
 from typing import Any
 
 from contacts.representations import contact_data
-from messaging_project.core.formats import json_text, laravel_datetime
-from sending.models import Chat, ChatStatus, MessageTemplate
+from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
+from sending.models import Channel, ChannelKind, Chat, ChatStatus, MessageTemplate, QualityRating
 
 # PostgreSQL's jsonb does not keep key order, so the metadata string is written in one
 # fixed order: these keys first, as api.md shows them, then any others alphabetically.
@@ -146,9 +146,38 @@ def template_data(template: MessageTemplate) -> dict[str, Any]:
         "language": template.language,
         "category": template.category,
         "status": template.status,
+        "reason": template.reason or None,
+        "quality": template.quality or None,
         "components": template.components,
         "external_id": template.external_id,
         "metadata": template_metadata_text(template),
         "created_at": laravel_datetime(template.created_at),
         "updated_at": laravel_datetime(template.updated_at),
+    }
+
+
+def channel_data(channel: Channel) -> dict[str, Any]:
+    """`GET /api/channel` (contract section 14): the number and its health as WhatsApp
+    last reported them. The sandbox's number is always healthy."""
+    if channel.kind == ChannelKind.SANDBOX:
+        health = {
+            "quality_rating": QualityRating.GREEN.value,
+            "messaging_limit": "TIER_UNLIMITED",
+            "account_status": "ACTIVE",
+            "restrictions": [],
+        }
+    else:
+        health = {
+            "quality_rating": channel.quality_rating,
+            "messaging_limit": channel.messaging_limit or None,
+            "account_status": channel.account_status or None,
+            "restrictions": channel.restrictions or [],
+        }
+    return {
+        "phone_number_id": channel.phone_number_id or None,
+        "display_phone_number": channel.display_phone_number or None,
+        "verified_name": channel.verified_name or None,
+        **health,
+        "enforce_service_window": channel.enforce_service_window,
+        "updated_at": iso_datetime(channel.health_updated_at),
     }

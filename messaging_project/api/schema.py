@@ -48,6 +48,18 @@ class AnyJsonField(serializers.Field):
     pass
 
 
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "integer"}, {"type": "string"}],
+        "nullable": True,
+        "description": "Graph's error code (for example 131047), the service's own for a "
+        "send it refused before calling the channel (`template_not_approved`), or null.",
+    }
+)
+class ChannelErrorCodeField(serializers.Field):
+    pass
+
+
 class ErrorSerializer(serializers.Serializer):
     """The error envelope every error under /api/ has."""
 
@@ -75,7 +87,7 @@ class UnauthorizedSerializer(ErrorSerializer):
 
 
 class ChannelErrorSerializer(serializers.Serializer):
-    code = integer("Graph's error code (for example 131047), or null.", null=True)
+    code = ChannelErrorCodeField()
     type = text("Graph's error type, or ours (`timeout`, `unreachable`).", null=True)
     message = text(null=True)
     details = AnyJsonField()

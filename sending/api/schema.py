@@ -35,6 +35,7 @@ from sending.api.serializers import (
     COMPONENT_TYPES,
     COMPONENTS_MAX_BYTES,
     PARAMETER_TYPES,
+    ChannelSettingsInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
@@ -108,7 +109,15 @@ class TemplateRecordSerializer(RecordSerializer):
     name = text()
     language = text()
     category = text()
-    status = text()
+    status = text(
+        "WhatsApp's status for the template (APPROVED, PENDING, REJECTED, PAUSED, DISABLED, "
+        "...), kept current by the webhook. Only an APPROVED template can be sent."
+    )
+    reason = text(
+        "Why the template has its status (a pause's explanation, a rejection's reason).",
+        null=True,
+    )
+    quality = text("WhatsApp's quality score: GREEN, YELLOW, RED or UNKNOWN.", null=True)
     components = AnyJsonField()
     external_id = text()
     metadata = text(
@@ -187,7 +196,10 @@ CHANNEL_ERRORS = {
     422: OpenApiResponse(
         SendRefusedSerializer,
         "The channel refused the message (Graph's own text, for example outside the "
-        "24-hour window), or the `Idempotency-Key` was already used with another body.",
+        "24-hour window), or the service refused it before calling the channel: a template "
+        "WhatsApp has not approved (`channel_error.code` `template_not_approved`), a "
+        "free-form message outside the 24-hour window when the organization enforces it "
+        "(`131047`). Or the `Idempotency-Key` was already used with another body.",
     ),
     502: OpenApiResponse(
         ChannelFailureSerializer,
@@ -335,4 +347,62 @@ class SendMediaViewSchema(OpenApiViewExtension):
         "address). A `caption` (at most 1024 characters) goes with an image, video or "
         "document, a `file_name` with a document; `first_name`, `last_name` and `email` "
         f"name a contact created for the number. {SEND_DOC}",
+    )
+
+
+# The channel -----------------------------------------------------------------------------
+
+
+class ChannelRecordSerializer(serializers.Serializer):
+    phone_number_id = text("The Cloud API's id of the number; null for the sandbox.", null=True)
+    display_phone_number = text("The number as WhatsApp shows it, once it said so.", null=True)
+    verified_name = text("The business name WhatsApp approved for the number.", null=True)
+    quality_rating = serializers.ChoiceField(
+        choices=["GREEN", "YELLOW", "RED", "UNKNOWN"],
+        help_text="The number's quality as WhatsApp last reported it (the sandbox: GREEN).",
+    )
+    messaging_limit = text(
+        "WhatsApp's tier of new conversations a day (TIER_250, TIER_1K, ... "
+        "TIER_UNLIMITED); null until WhatsApp says. The sandbox: TIER_UNLIMITED.",
+        null=True,
+    )
+    account_status = text(
+        "ACTIVE, RESTRICTED, BANNED, ...; null until WhatsApp says. The sandbox: ACTIVE.",
+        null=True,
+    )
+    restrictions = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The account's restrictions (`restriction_type`, `expiration` in unix "
+        "seconds), as the last account_update gave them.",
+    )
+    enforce_service_window = serializers.BooleanField(
+        help_text="Whether free-form sends outside the 24-hour window are refused (422)."
+    )
+    updated_at = text("When WhatsApp last changed any of these (ISO 8601), or null.", null=True)
+
+
+ChannelDetail = detail_of(ChannelRecordSerializer, "ChannelDetail")
+
+
+class ChannelWriteResultSerializer(serializers.Serializer):
+    statusCode = integer("200.")  # noqa: N815 (the wire name)
+    message = text("`Request processed successfully`.")
+    data = ChannelRecordSerializer()
+
+
+class ChannelViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.ChannelView"
+    view_replacement = documented(
+        extend_schema_view(
+            get=described(summary="The WhatsApp number and its health", success=ChannelDetail),
+            patch=described(
+                summary="Change the channel's settings",
+                success=ChannelWriteResultSerializer,
+                request=ChannelSettingsInputSerializer,
+            ),
+        ),
+        "The organization's WhatsApp number as WhatsApp last reported it through the "
+        "webhook (quality, messaging limit, account status and restrictions), and the "
+        "settings the organization changes itself. `channel.updated` is emitted when "
+        "WhatsApp changes any of these.",
     )

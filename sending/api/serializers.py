@@ -10,6 +10,7 @@ from messaging_project.api.fields import (
     MaxJSONBytesValidator,
     PassThroughJSONField,
     PhoneNumberField,
+    StrictBooleanField,
     StrictCharField,
 )
 from messaging_project.core.public_urls import url_problem
@@ -332,3 +333,20 @@ class TemplateSerializer(serializers.Serializer):
 class SendTemplateInputSerializer(NewContactFields):
     phone = PhoneNumberField()
     template = TemplateSerializer()
+
+
+class ChannelSettingsInputSerializer(serializers.Serializer):
+    """`PATCH /api/channel`: the settings an organization changes itself."""
+
+    enforce_service_window = StrictBooleanField(
+        help_text="Refuse free-form messages (text, buttons, media) to numbers that have "
+        "sent nothing in the last 24 hours (422, `channel_error.code` 131047), before "
+        "calling WhatsApp. Off by default."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            message = "Unknown field; the settings are: enforce_service_window."
+            raise serializers.ValidationError({name: [message] for name in unknown})
+        return attrs

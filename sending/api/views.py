@@ -13,18 +13,25 @@ from rest_framework.views import APIView
 
 from messaging_project.api.exceptions import ApiError
 from messaging_project.api.idempotency import idempotent
-from messaging_project.api.viewsets import OrganizationScopedMixin, OrganizationViewSet
+from messaging_project.api.viewsets import WRITE_OK, OrganizationScopedMixin, OrganizationViewSet
 from sending import services
 from sending.api.filters import ChatFilter, MessageTemplateFilter
 from sending.api.serializers import (
+    ChannelSettingsInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
 )
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
-from sending.models import Chat, MediaState, MessageTemplate
-from sending.representations import chat_data, chat_detail, chat_record, template_data
+from sending.models import Channel, Chat, MediaState, MessageTemplate
+from sending.representations import (
+    channel_data,
+    chat_data,
+    chat_detail,
+    chat_record,
+    template_data,
+)
 from sending.services.media import download_name
 
 # The contract's status for each way the channel can fail (contract.md, section 1).
@@ -73,6 +80,9 @@ def channel_errors() -> Iterator[None]:
         yield
     except ChannelNotConfigured:
         raise ApiError(403, NOT_CONFIGURED) from None
+    except (services.TemplateNotApproved, services.ServiceWindowClosed) as refused:
+        # Refused before the channel was called, in the shape of the channel's refusals.
+        raise ApiError(422, refused.message, channel_error=refused.channel_error) from None
     except services.SendFailed as failed:
         error = failed.error
         raise ApiError(
@@ -206,3 +216,20 @@ class MessageTemplateViewSet(OrganizationViewSet):
     queryset = MessageTemplate.objects.live()
     filterset_class = MessageTemplateFilter
     represent = staticmethod(template_data)
+
+
+class ChannelView(OrganizationScopedMixin, APIView):
+    """`GET /api/channel`: the number and its health as WhatsApp last reported them;
+    `PATCH /api/channel`: the organization's own settings (`enforce_service_window`)."""
+
+    def get(self, request):
+        return Response({"data": channel_data(Channel.of(self.organization))})
+
+    def patch(self, request):
+        serializer = ChannelSettingsInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        channel = services.set_service_window(
+            organization=self.organization,
+            enforce=serializer.validated_data["enforce_service_window"],
+        )
+        return Response({"statusCode": 200, "message": WRITE_OK, "data": channel_data(channel)})

@@ -81,6 +81,8 @@ def whatsapp_webhook(request, organization_uuid):
         "duplicates": summary.duplicates,
         "skipped": summary.skipped,
     }
+    if summary.updates:  # news of the account, its number or its templates
+        processed["updates"] = summary.updates
     if summary.other_number:  # changes for another number of the same Meta app, left alone
         processed["other_number"] = summary.other_number
     return JsonResponse({"statusCode": 200, "message": "EVENT_RECEIVED", "processed": processed})

@@ -9,15 +9,18 @@ the apps above (campaigns).
   statuses, media downloads) and the events they emit;
 - `payloads`: the Cloud API's message payloads;
 - `templates`: the templates synced from the channel, and a template send's text;
-- `channel`: the channel settings (`configure_channel`).
+- `refusals`: sends refused before the channel is called (`TemplateNotApproved`,
+  `ServiceWindowClosed`);
+- `channel`: the channel settings (`configure_channel`, `set_service_window`).
 
 The public service functions and their results and errors are exposed here: another
 app imports them from `sending.services`, never from the modules behind it.
 """
 
 from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, record_answers
-from sending.services.channel import configure_channel
+from sending.services.channel import configure_channel, set_service_window
 from sending.services.chats import SendFailed, SendNotRecorded
+from sending.services.refusals import ServiceWindowClosed, TemplateNotApproved
 from sending.services.send import SendResult, send_media, send_message, send_template
 from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
 
@@ -26,7 +29,9 @@ __all__ = [
     "SendFailed",
     "SendNotRecorded",
     "SendResult",
+    "ServiceWindowClosed",
     "SyncResult",
+    "TemplateNotApproved",
     "TemplateSend",
     "check_template",
     "configure_channel",
@@ -35,6 +40,7 @@ __all__ = [
     "send_media",
     "send_message",
     "send_template",
+    "set_service_window",
     "sync_templates",
     "synced_template",
 ]

@@ -1,6 +1,7 @@
 """The channel settings: the sandbox, or the Cloud API with its credentials."""
 
 import re
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -92,7 +93,7 @@ def configure_channel(
     return save_channel(organization, values)
 
 
-def save_channel(organization: Organization, values: dict[str, str]) -> Channel:
+def save_channel(organization: Organization, values: dict[str, Any]) -> Channel:
     """Write `values` to the organization's row, created if it has none yet. The row is
     locked while it changes, so two concurrent saves cannot mix their settings."""
     with transaction.atomic():
@@ -102,3 +103,9 @@ def save_channel(organization: Organization, values: dict[str, str]) -> Channel:
         channel.save()
     channel.organization = organization  # and the organization's cached settings are these
     return channel
+
+
+def set_service_window(*, organization: Organization, enforce: bool) -> Channel:
+    """Turn the 24-hour customer-service window's check on or off (sending/services/
+    refusals.py). Kept on the channel's row, created (the sandbox) if it has none."""
+    return save_channel(organization, {"enforce_service_window": enforce})

@@ -80,6 +80,7 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
     own_number = Channel.of(organization).phone_number_id
     status_items: list[dict] = []
     for entry in as_list(payload.get("entry")):
+        account_id = as_dict(entry).get("id")
         for change in as_list(as_dict(entry).get("changes")):
             change = as_dict(change)
             value = as_dict(change.get("value"))
@@ -88,7 +89,7 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 summary.skipped += 1
                 continue
             if field != "messages":
-                record_account_news(organization, field, value, summary)
+                record_account_news(organization, field, value, summary, account_id=account_id)
                 continue
             if not for_number(value, own_number):
                 summary.other_number += 1

@@ -35,6 +35,7 @@ from sending.services.payloads import (
     template_payload,
     text_payload,
 )
+from sending.services.refusals import check_approved, check_service_window
 from sending.services.templates import check_parameter_count, rendered_metadata, synced_template
 
 # send_template's default: the template is looked up.
@@ -74,8 +75,12 @@ def send_message(
     product ignores them too). `new_contact` holds the names and email of a contact the
     send creates; `contact`, when given, is the recipient (an auto-reply's sender, who
     may have no number). `recorded`, when given, is called with the accepted chat in the
-    transaction that records it (an auto-reply's end: one commit fewer).
+    transaction that records it (an auto-reply's end: one commit fewer). Without
+    `contact`, a ServiceWindowClosed when the organization enforces the window and the
+    number has not written in 24 hours.
     """
+    if contact is None:
+        check_service_window(organization, phone)
     if buttons:
         payload = button_payload(
             phone=phone, message=message, buttons=buttons, header=header, footer=footer
@@ -136,7 +141,9 @@ def send_template(
 def template_metadata(template: dict[str, Any], known: MessageTemplate | None) -> dict[str, Any]:
     """What a template send's chat keeps: the rendered text when the template is known
     locally (its body parameters counted first: a mismatch is a ValidationError, before
-    anything is sent), else the template as it was sent."""
+    anything is sent), else the template as it was sent. A template known locally and not
+    approved is a TemplateNotApproved: every template send comes through here."""
+    check_approved(known)
     if known is None:
         return {
             "type": "template",
@@ -164,8 +171,11 @@ def send_media(
 
     The input is expected valid (the API's serializer and the canned replies' checks:
     a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
-    names and email a contact created for the number gets.
+    names and email a contact created for the number gets. Without `contact`, the
+    service window is checked as send_message checks it.
     """
+    if contact is None:
+        check_service_window(organization, phone)
     payload = media_payload(
         phone=phone, media_type=media_type, link=media_url, caption=caption, file_name=file_name
     )

@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from sending.gateway import gateway_for
 from sending.models import MessageTemplate
+from sending.services.refusals import check_approved
 
 # Placeholders in a template's text: `{{1}}` (positional) or `{{first_name}}` (named).
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
@@ -60,8 +61,10 @@ def synced_template(organization: Organization, template: dict[str, Any]):
 
 def check_template(*, organization: Organization, template: dict[str, Any]) -> None:
     """The body parameters a send names, counted against the organization's synced
-    template when it is known (a ValidationError naming template.components)."""
+    template when it is known (a ValidationError naming template.components); a known
+    template WhatsApp has not approved is a TemplateNotApproved."""
     known = synced_template(organization, template)
+    check_approved(known)
     if known is not None:
         check_parameter_count(known, template.get("components") or [])
 

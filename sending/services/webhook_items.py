@@ -26,6 +26,7 @@ class WebhookSummary:
     duplicates: int = 0
     skipped: int = 0
     other_number: int = 0  # changes for another phone number of the same Meta app
+    updates: int = 0  # news of the account, its number or its templates (account_news.py)
     replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
 
 

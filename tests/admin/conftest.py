@@ -124,6 +124,10 @@ def channel_inline(organization=None, **changes) -> dict:
         "verify_token": "",
         **changes,
     }
+    # A checkbox is posted only when ticked: None in `changes` unticks it.
+    if stored and stored.enforce_service_window and "enforce_service_window" not in changes:
+        shown["enforce_service_window"] = "on"
+    shown = {name: value for name, value in shown.items() if value is not None}
     data = {
         f"{CHANNEL_INLINE}-TOTAL_FORMS": "1",
         f"{CHANNEL_INLINE}-INITIAL_FORMS": "1" if stored else "0",

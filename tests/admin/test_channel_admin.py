@@ -196,3 +196,41 @@ def test_the_organization_list_has_a_fixed_query_count(
     with django_assert_num_queries(5):
         response = admin_super.get(reverse("admin:accounts_organization_changelist"))
     assert response.context["cl"].result_count == 2 * copies
+
+
+def test_the_number_health_is_shown_read_only(admin_super, cloud_org):
+    set_channel(
+        cloud_org,
+        quality_rating="RED",
+        messaging_limit="TIER_10K",
+        account_status="RESTRICTED",
+        restrictions=[{"restriction_type": "RESTRICTED_BIZ_INITIATED_MESSAGING"}],
+    )
+    page = admin_super.get(change_page(cloud_org))
+    assert page.status_code == 200
+    for shown in ("TIER_10K", "RESTRICTED_BIZ_INITIATED_MESSAGING", "The number&#x27;s health"):
+        assert shown in page.text
+    assert "quality_rating" not in channel_form(page).fields  # read-only: not a form field
+
+
+def test_the_service_window_is_set_and_cleared_alone(admin_super, cloud_org):
+    response = admin_super.post(
+        change_page(cloud_org), organization_form(cloud_org, enforce_service_window="on")
+    )
+    assert response.status_code == 302
+    channel = stored_channel(cloud_org)
+    assert channel.enforce_service_window is True
+    assert (channel.kind, channel.access_token) == ("cloud_api", ACCESS_TOKEN)  # kept
+    admin_super.post(
+        change_page(cloud_org), organization_form(cloud_org, enforce_service_window=None)
+    )
+    assert stored_channel(cloud_org).enforce_service_window is False
+
+
+def test_the_service_window_on_a_sandbox_organization(admin_super, org_a):
+    response = admin_super.post(
+        change_page(org_a), organization_form(org_a, enforce_service_window="on")
+    )
+    assert response.status_code == 302
+    assert stored_channel(org_a).enforce_service_window is True
+    assert stored_channel(org_a).kind == "sandbox"

@@ -1,0 +1,172 @@
+"""The `account_news` scenario: the webhook's fields other than messages (templates, the
+number's health; sending/services/account_news.py), handled, against messages alone.
+
+Three kinds of signed delivery, in interleaved rounds of a few seconds (abab...), 8 wrk
+connections each:
+
+- **messages**: one inbound text from a new sender (matching no canned reply);
+- **news**: one change of a template's status, the number's quality, its messaging
+  limit or the account's alerts, taking turns, so that most of them write and emit;
+- **mixed**: a message and a piece of news in the same delivery.
+
+The target: news deliveries go at least 95% as fast as messages alone, the ratio being
+the median over the rounds of each round's own ratio (the machine is shared).
+"""
+
+import json
+import time
+
+from bench.load import paired_ratio, summarize, wrk_once
+from bench.payloads import (
+    ACCESS_TOKEN,
+    APP_SECRET,
+    PHONE_NUMBER_ID,
+    message_body,
+    signature,
+)
+from bench.report import target
+from bench.stack import Stack, log
+
+BUSINESS_ACCOUNT_ID = "100000000000000"  # payloads.delivery()'s entry id
+TEMPLATE = "order_update"
+
+SEED = f"""
+import json
+from accounts.services import create_organization, issue_token
+from sending.models import MessageTemplate
+from sending.services import configure_channel
+org = create_organization(name="Bench account news")
+configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
+                  access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}",
+                  business_account_id="{BUSINESS_ACCOUNT_ID}")
+MessageTemplate.objects.create(organization=org, name="{TEMPLATE}", language="en_US",
+                               external_id="1689556908129832", status="APPROVED",
+                               components=[{{"type": "BODY", "text": "Order {{{{1}}}}"}}])
+token = issue_token(organization=org, name="bench").token
+print(json.dumps({{"uuid": str(org.uuid), "token": token}}))
+"""
+
+CONFIG = {"rounds": 6, "round_s": 4}
+QUICK = {"rounds": 2, "round_s": 1}
+
+
+def news_change(n: int) -> dict:
+    """The n-th piece of news: the four kinds in turn, each flipping a value."""
+    kind, flip = n % 4, (n // 4) % 2
+    if kind == 0:
+        return {
+            "field": "message_template_status_update",
+            "value": {
+                "event": ("PAUSED", "APPROVED")[flip],
+                "message_template_id": 1689556908129832,
+                "message_template_name": TEMPLATE,
+                "message_template_language": "en_US",
+                "reason": "NONE",
+            },
+        }
+    if kind == 1:
+        return {
+            "field": "phone_number_quality_update",
+            "value": {
+                "display_phone_number": "15550000000",
+                "event": ("FLAGGED", "UNFLAGGED")[flip],
+                "current_limit": "TIER_10K",
+            },
+        }
+    if kind == 2:
+        return {
+            "field": "business_capability_update",
+            "value": {"max_daily_conversations_per_business": ("TIER_2K", "TIER_10K")[flip]},
+        }
+    return {
+        "field": "account_alerts",
+        "value": {
+            "entity_type": "BUSINESS",
+            "entity_id": "506914307656634",
+            "alert_info": {
+                "alert_severity": "WARNING",
+                "alert_status": "ACTIVE",
+                "alert_type": "INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED",
+                "alert_description": f"Limits cannot be increased yet ({n}).",
+            },
+        },
+    }
+
+
+def news_body(n: int, *, with_message_from: str | None = None) -> bytes:
+    changes = [news_change(n)]
+    if with_message_from is not None:
+        message = json.loads(message_body(with_message_from, "bench"))
+        changes = message["entry"][0]["changes"] + changes
+    entry = {"id": BUSINESS_ACCOUNT_ID, "time": int(time.time()), "changes": changes}
+    return json.dumps({"object": "whatsapp_business_account", "entry": [entry]}).encode()
+
+
+def bodies(kind: str, count: int, phone_base: int) -> list[tuple[str, bytes]]:
+    if kind == "messages":
+        made = [message_body(str(phone_base + n), "bench") for n in range(count)]
+    elif kind == "news":
+        made = [news_body(n) for n in range(count)]
+    else:
+        made = [news_body(n, with_message_from=str(phone_base + n)) for n in range(count)]
+    return [(signature(body), body) for body in made]
+
+
+KINDS = ("messages", "news", "mixed")
+
+
+def run(template: str, quick: bool) -> dict:
+    config = QUICK if quick else CONFIG
+    seconds = config["round_s"]
+    runs: dict[str, list[dict]] = {kind: [] for kind in KINDS}
+    with Stack(template, seed=SEED) as stack:
+        organization = json.loads(stack.seeded)["uuid"]
+        path = f"/webhooks/whatsapp/{organization}"
+        for kind in KINDS:  # warm-up, not counted: the first requests pay for imports
+            wrk_once(
+                stack.base,
+                method="POST",
+                path=path,
+                signed=bodies(kind, int(seconds * 800), 447_200_000_000 + KINDS.index(kind)),
+                connections=8,
+                duration=1,
+                scratch=stack.scratch,
+            )
+        stack.wait_drained("before the rounds")
+        for round_number in range(config["rounds"]):
+            # Each round starts one kind later, so no kind always follows the same one.
+            order = KINDS[round_number % 3 :] + KINDS[: round_number % 3]
+            for kind in order:
+                stack.analyze()
+                phone_base = 447_300_000_000 + int(time.time() * 10) % 90_000 * 1000
+                runs[kind].append(
+                    wrk_once(
+                        stack.base,
+                        method="POST",
+                        path=path,
+                        signed=bodies(kind, int(seconds * 800), phone_base),
+                        connections=8,
+                        duration=seconds,
+                        scratch=stack.scratch,
+                    )
+                )
+        stack.wait_drained("after the rounds")
+    rows = {kind: summarize(runs[kind], connections=8) for kind in KINDS}
+    news = paired_ratio(rows["news"], rows["messages"])
+    mixed = paired_ratio(rows["mixed"], rows["messages"])
+    errors = sum(row["non_2xx"] + row["socket_errors"] for row in rows.values())
+    log(
+        f"webhook req/s: messages {rows['messages']['rps']}, news {rows['news']['rps']} "
+        f"(x{news}), message and news {rows['mixed']['rps']} (x{mixed}); errors {errors}"
+    )
+    return {
+        "targets": {
+            "account news webhooks: req/s relative to messages alone": target(
+                news, news >= 0.95 and errors == 0, goal=">= 0.95"
+            ),
+        },
+        "rounds": [config["rounds"], seconds],
+        "ratio_news_to_messages": news,
+        "ratio_message_and_news_to_messages": mixed,
+        **rows,
+    }
