@@ -8,11 +8,21 @@ Each field has one handler, named in FIELD_HANDLERS; a handler gets the change's
 from collections.abc import Callable
 
 from accounts.models import Organization
+from sending.services.conversation import (
+    record_business_app_echoes,
+    record_history,
+    record_user_preferences,
+)
 from sending.services.webhook_items import WebhookSummary, guarded
 
 FieldHandler = Callable[[Organization, dict, WebhookSummary], None]
 
-FIELD_HANDLERS: dict[str, FieldHandler] = {}
+FIELD_HANDLERS: dict[str, FieldHandler] = {
+    # Customers and the conversation (sending/services/conversation.py)
+    "user_preferences": record_user_preferences,
+    "smb_message_echoes": record_business_app_echoes,
+    "history": record_history,
+}
 
 
 def record_account_news(

@@ -26,6 +26,9 @@ class WebhookSummary:
     duplicates: int = 0
     skipped: int = 0
     other_number: int = 0  # changes for another phone number of the same Meta app
+    echoes: int = 0  # messages sent from the WhatsApp Business app
+    imported: int = 0  # past messages of the Business app (`history`)
+    preferences: int = 0  # marketing preferences applied
     replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
 
 
