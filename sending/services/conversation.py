@@ -28,7 +28,7 @@ from contacts.opt_outs import set_opted_out
 from events.models import Event
 from events.services import emit_event
 from messaging_project.core.formats import iso_datetime
-from messaging_project.core.phones import normalize_phone
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.core.storable import is_storable_json
 from sending.models import Channel, Chat, ChatSource, ChatStatus, ChatType
 from sending.queries import hold_message_ids
@@ -209,7 +209,7 @@ def record_history(organization: Organization, value: dict, summary: WebhookSumm
         for thread in as_list(chunk.get("threads")):
             thread = as_dict(thread)
             messages = [as_dict(message) for message in as_list(thread.get("messages"))]
-            contact = thread_contact(organization, thread, summary)
+            contact = thread_contact(organization, thread)
             if contact is None:  # skipped, with every message of the thread
                 summary.skipped += len(messages)
                 counts.skipped += len(messages)
@@ -226,18 +226,16 @@ def record_history(organization: Organization, value: dict, summary: WebhookSumm
         )
 
 
-def thread_contact(
-    organization: Organization, thread: dict, summary: WebhookSummary
-) -> Contact | None:
+def thread_contact(organization: Organization, thread: dict) -> Contact | None:
     """The customer a thread is with (its `id` is their number), in its own savepoint so
-    that a contact written here is never lost with a message rolled back later."""
-    found: list[Contact] = []
-
-    def find(organization: Organization, thread: dict, summary: WebhookSummary) -> None:
-        found.append(contact_of(organization, sender_of({"from": thread["id"]}, [])))
-
-    guarded(find, organization, thread, summary)
-    return found[0] if found else None
+    that a contact written here is never lost with a message rolled back later. None
+    when the thread names no usable number: its messages are skipped."""
+    try:
+        with transaction.atomic():
+            return contact_of(organization, sender_of({"from": thread["id"]}, []))
+    except (KeyError, TypeError, ValueError, InvalidPhoneNumber) as error:
+        logger.warning("Skipped a history thread of organization %s: %r", organization.pk, error)
+        return None
 
 
 def record_new_past_message(
