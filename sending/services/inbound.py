@@ -15,9 +15,11 @@ delivered twice changes nothing the second time:
 
 Every message is recorded, whatever its type, known or not: the chat's metadata is the
 message as WhatsApp sent it (content, `context`, `referral`, `errors`...), less the
-sender and id that have their own columns. A sender is its phone number, or, for a user
-whose number WhatsApp withholds, its business-scoped user id (contacts.services).
-Edits and deletions change the message they name; a user's new number moves their
+sender and id that have their own columns (sending/services/message_items.py, shared
+with the Business app's echoes and history, sending/services/conversation.py). A sender
+is its phone number, or, for a user whose number WhatsApp withholds, its business-scoped
+user id (contacts.services). Edits and deletions change the message they name (with a
+message.updated or message.deleted event); a user's new number moves their
 contact (docs/webhooks.md lists every type and what is kept).
 
 Every item is checked before the database sees it (messaging_project/core/storable.py),
