@@ -121,6 +121,19 @@ class ChatStatus(models.TextChoices):
     PLAYED = "played", pgettext_lazy("message status", "played")
     FAILED = "failed", pgettext_lazy("message status", "failed")
     RECEIVED = "received", pgettext_lazy("message status", "received")  # an inbound message
+    # Kept in a chat's status history only, never its status: WhatsApp's warning about a
+    # sent message (a catalog item no longer available) and a message deleted by its user.
+    WARNING = "warning", pgettext_lazy("message status", "warning")
+    DELETED = "deleted", pgettext_lazy("message status", "deleted")
+
+
+class ChatSource(models.TextChoices):
+    """Who wrote a chat's message (docs/api.md): the contact, this service (the API, an
+    auto-reply, a campaign), or the business itself in the WhatsApp Business app."""
+
+    CUSTOMER = "customer", pgettext_lazy("message source", "customer")
+    API = "api", pgettext_lazy("message source", "this service")
+    BUSINESS_APP = "business_app", pgettext_lazy("message source", "WhatsApp Business app")
 
 
 class Chat(OrganizationRecord):
@@ -151,6 +164,16 @@ class Chat(OrganizationRecord):
     error_title = models.TextField(_("error title"), blank=True, default="")
     error_details = models.JSONField(_("error details"), null=True, blank=True)
     deleted_by = models.PositiveIntegerField(_("deleted by"), null=True, blank=True)
+    source = models.CharField(
+        _("source"),
+        max_length=16,
+        choices=ChatSource.choices,
+        default=ChatSource.API,
+        db_default=ChatSource.API,
+    )
+    # The time WhatsApp stamped the message (its `timestamp`): inbound messages, Business
+    # app echoes and imported history. Null for sends through this service.
+    sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
 
     class Meta(OrganizationRecord.Meta):
         verbose_name = _("chat")
@@ -232,6 +255,9 @@ class ChatStatusEvent(models.Model):
     error_code = models.IntegerField(null=True, blank=True)
     error_title = models.CharField(max_length=255, blank=True, default="")
     error_details = models.JSONField(null=True, blank=True)
+    # What WhatsApp said the message costs and which conversation it opened, when it did.
+    pricing = models.JSONField(null=True, blank=True)
+    conversation = models.JSONField(null=True, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

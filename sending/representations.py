@@ -62,11 +62,13 @@ def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
         "metadata": json_text(canonical(chat.metadata)),
         "media_id": chat.media_id,
         "status": chat.status,
+        "source": chat.source,
     }
     if with_contact:
         data["deleted_by"] = chat.deleted_by
         data["deleted_at"] = laravel_datetime(chat.deleted_at)
     data["created_at"] = laravel_datetime(chat.created_at)
+    data["sent_at"] = iso_datetime(chat.sent_at)  # WhatsApp's own time (docs/api.md)
     if with_contact:
         data["contact"] = contact_data(chat.contact)
     data["media"] = media_data(chat)
@@ -109,6 +111,8 @@ def status_history(chat: Chat) -> list[dict[str, Any]]:
             "timestamp": laravel_datetime(event.timestamp),
             "error_code": event.error_code,
             "error_title": event.error_title or None,
+            "pricing": event.pricing,
+            "conversation": event.conversation,
         }
         for event in chat.status_events.all()
     ]

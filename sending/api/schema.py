@@ -16,6 +16,7 @@ from rest_framework import serializers
 
 from contacts.api.schema import ContactRecordSerializer
 from messaging_project.api.schema import (
+    ISO_DATETIME,
     LARAVEL_DATETIME,
     RESOURCE_DOC,
     AnyJsonField,
@@ -41,7 +42,7 @@ from sending.api.serializers import (
     SendTemplateInputSerializer,
     TemplateComponentField,
 )
-from sending.models import ChatStatus, ChatType
+from sending.models import ChatSource, ChatStatus, ChatType
 
 # Chats and templates --------------------------------------------------------------------
 
@@ -68,7 +69,19 @@ class TemplateChatRecordSerializer(RecordSerializer):
     metadata = text("JSON-encoded description of the message.", null=True)
     media_id = integer(null=True)
     status = serializers.ChoiceField(choices=ChatStatus.choices)
+    source = serializers.ChoiceField(
+        choices=ChatSource.choices,
+        help_text="Who wrote the message: `customer` (inbound), `api` (sent through this "
+        "service: the API, auto-replies, campaigns) or `business_app` (sent from the "
+        "WhatsApp Business app on the same number).",
+    )
     created_at = text(LARAVEL_DATETIME)
+    sent_at = text(
+        f"{ISO_DATETIME}. The time WhatsApp stamped the message (inbound messages, Business "
+        "app messages, imported history); null for sends through this service, whose times "
+        "are in the status history.",
+        null=True,
+    )
     media = ChatMediaRecordSerializer(
         allow_null=True, help_text="The media an inbound message carried; null otherwise."
     )
@@ -99,6 +112,14 @@ class ChatStatusEventSerializer(serializers.Serializer):
     timestamp = text(LARAVEL_DATETIME, null=True)
     error_code = integer(null=True)
     error_title = text(null=True)
+    pricing = AnyJsonField(
+        help_text="WhatsApp's `pricing` object of the status (billable, pricing_model, "
+        "category), as sent; null when it gave none."
+    )
+    conversation = AnyJsonField(
+        help_text="WhatsApp's `conversation` object of the status (id, origin, "
+        "expiration_timestamp), as sent; null when it gave none."
+    )
 
 
 class ChatDetailRecordSerializer(ChatRecordSerializer):

@@ -85,6 +85,10 @@ def whatsapp_webhook(request, organization_uuid):
         processed["updates"] = summary.updates
     if summary.other_number:  # changes for another number of the same Meta app, left alone
         processed["other_number"] = summary.other_number
+    # The conversation's other news, shown when a delivery carries it.
+    for name in ("echoes", "imported", "preferences"):
+        if getattr(summary, name):
+            processed[name] = getattr(summary, name)
     return JsonResponse({"statusCode": 200, "message": "EVENT_RECEIVED", "processed": processed})
 
 

@@ -28,13 +28,23 @@ from events.services import emit_event
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Channel, MessageTemplate, QualityRating, UnhandledWebhookItem
 from sending.representations import channel_data, template_data
+from sending.services.conversation import (
+    record_business_app_echoes,
+    record_history,
+    record_user_preferences,
+)
 from sending.services.webhook_items import WebhookSummary, as_dict, as_list, guarded
 
 logger = logging.getLogger(__name__)
 
 FieldHandler = Callable[[Organization, dict, WebhookSummary], None]
 
-FIELD_HANDLERS: dict[str, FieldHandler] = {}
+FIELD_HANDLERS: dict[str, FieldHandler] = {
+    # Customers and the conversation (sending/services/conversation.py)
+    "user_preferences": record_user_preferences,
+    "smb_message_echoes": record_business_app_echoes,
+    "history": record_history,
+}
 
 
 def record_account_news(

@@ -34,6 +34,21 @@ def emit_chats(event: str, chats: list[Chat]) -> None:
         )
 
 
+def emit_changed_chat(event: str, chat_id: int, organization_id: int) -> None:
+    """message.updated or message.deleted: the chat as it is now, read only when an
+    endpoint wants it."""
+    emit_events(
+        organization_id=organization_id,
+        event=event,
+        data=lambda: [
+            chat_detail(chat)
+            for chat in Chat.objects.filter(pk=chat_id)
+            .select_related("contact", "media")
+            .prefetch_related("status_events")
+        ],
+    )
+
+
 def status_listeners(chats: Iterable[Chat]) -> list[Listener]:
     """The endpoints that want the status updates of these chats (one organization's):
     none means the statuses are moved without finding out which chats moved."""

@@ -38,7 +38,9 @@ STATUS_RANK = {
     ChatStatus.PLAYED: 4,
 }
 FORWARD = (ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.PLAYED)
-WEBHOOK_STATUSES = {*FORWARD, ChatStatus.FAILED}
+# The statuses that move a chat; `warning` and `deleted` are kept in its history only.
+MOVING = {*FORWARD, ChatStatus.FAILED}
+WEBHOOK_STATUSES = {*MOVING, ChatStatus.WARNING, ChatStatus.DELETED}
 
 
 def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
@@ -88,7 +90,7 @@ def apply_kept_statuses(chat: Chat) -> int:
     if not kept:
         return 0
     ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
-    forward = [event for event in kept if event.status in WEBHOOK_STATUSES]
+    forward = [event for event in kept if event.status in MOVING]
     advance_statuses(forward, {chat.wam_id: chat})
     chat.refresh_from_db(fields=["status", "error_code", "error_title", "error_details"])
     return len(kept)
@@ -105,6 +107,8 @@ class StatusUpdate:
     error_code: int | None = None
     error_title: str = ""
     error_details: dict | None = None
+    pricing: dict | None = None
+    conversation: dict | None = None
 
     @property
     def key(self) -> tuple[str, str, datetime]:
@@ -118,8 +122,19 @@ def parse_status(item: dict) -> StatusUpdate:
     timestamp = parse_timestamp(item["timestamp"])
     errors = as_list(item.get("errors"))
     return StatusUpdate(
-        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
+        wam_id,
+        status,
+        timestamp,
+        **failure_columns(as_dict(errors[0]) if errors else {}),
+        pricing=kept_object(item.get("pricing")),
+        conversation=kept_object(item.get("conversation")),
     )
+
+
+def kept_object(value: Any) -> dict | None:
+    """A status's `pricing` or `conversation` as WhatsApp sent it; dropped (the status
+    kept) when it is not an object or holds what a database cannot store."""
+    return value if isinstance(value, dict) and value and is_storable_json(value) else None
 
 
 def failure_columns(error: dict) -> dict[str, Any]:
@@ -184,10 +199,13 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
                 error_code=update.error_code,
                 error_title=update.error_title,
                 error_details=update.error_details,
+                pricing=update.pricing,
+                conversation=update.conversation,
             )
             for update in new
         ],
         ignore_conflicts=True,
     )
     summary.statuses += len(new)
-    advance_statuses([update for update in new if update.wam_id in chats], chats)
+    moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
+    advance_statuses(moving, chats)

@@ -27,6 +27,9 @@ class WebhookSummary:
     skipped: int = 0
     other_number: int = 0  # changes for another phone number of the same Meta app
     updates: int = 0  # news of the account, its number or its templates (account_news.py)
+    echoes: int = 0  # messages sent from the WhatsApp Business app
+    imported: int = 0  # past messages of the Business app (`history`)
+    preferences: int = 0  # marketing preferences applied
     replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
 
 

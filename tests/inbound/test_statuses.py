@@ -110,18 +110,23 @@ def test_chat_detail_shows_the_status_history(webhook_org, chat, api):
             "timestamp": "2023-11-14 22:13:20",
             "error_code": None,
             "error_title": None,
+            "pricing": None,
+            "conversation": None,
         },
         {
             "status": "delivered",
             "timestamp": "2023-11-14 22:14:20",
             "error_code": None,
             "error_title": None,
+            "pricing": None,
+            "conversation": None,
         },
     ]
 
 
-@pytest.mark.parametrize("count", [1, 100])
-def test_a_delivery_costs_the_same_queries_for_1_or_100_statuses(
+# 90: SQLite takes at most 999 parameters a statement, and a status event has 11 columns.
+@pytest.mark.parametrize("count", [1, 90])
+def test_a_delivery_costs_the_same_queries_for_1_or_90_statuses(
     webhook_org, count, django_assert_num_queries
 ):
     chats = ChatFactory.create_batch(count, organization=webhook_org)

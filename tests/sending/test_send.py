@@ -111,9 +111,11 @@ def test_response_has_the_documented_shape(api, org_a):
         "metadata": '{"type":"text","text":{"body":"Hello there"}}',
         "media_id": None,
         "status": "accepted",
+        "source": "api",
         "deleted_by": None,
         "deleted_at": None,
         "created_at": chat.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+        "sent_at": None,
         "contact": {
             "id": contact.id,
             "uuid": str(contact.uuid),

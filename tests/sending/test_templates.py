@@ -71,7 +71,9 @@ def test_template_response_has_the_documented_shape(api, org_a):
         "metadata",
         "media_id",
         "status",
+        "source",
         "created_at",
+        "sent_at",
         "media",
     ]
     assert data["chat"]["wam_id"] == message["id"] == chat.wam_id
