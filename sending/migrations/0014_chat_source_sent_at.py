@@ -12,7 +12,7 @@ def inbound_is_customer(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sending', '0012_channel_health'),
+        ("sending", "0013_account_news"),
     ]
 
     operations = [
