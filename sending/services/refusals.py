@@ -80,15 +80,21 @@ def check_approved(template: MessageTemplate | None) -> None:
 def check_service_window(organization: Organization, phone: str) -> None:
     """Whether `phone` may get a free-form message: always, unless the organization
     enforces the window; then only if it sent us a message in the last 24 hours. One
-    indexed look-up (the contact by number, its inbound chats by time)."""
+    indexed look-up (the contact by number, its inbound chats by time). A message
+    recorded lately but written long ago (the Business app's history) does not count:
+    WhatsApp's own time, when known, must be in the window too."""
     if not Channel.of(organization).enforce_service_window:
         return
     since = timezone.now() - SERVICE_WINDOW
-    open_window = Chat.objects.filter(
-        contact__organization=organization,
-        contact__phone=phone,
-        type=ChatType.INBOUND,
-        created_at__gte=since,
-    ).exists()
+    open_window = (
+        Chat.objects.filter(
+            contact__organization=organization,
+            contact__phone=phone,
+            type=ChatType.INBOUND,
+            created_at__gte=since,
+        )
+        .exclude(sent_at__lt=since)
+        .exists()
+    )
     if not open_window:
         raise ServiceWindowClosed()

@@ -149,6 +149,12 @@ def test_inside_the_window_it_is_sent(api, enforcing, send):
     assert len(sandbox.sent_messages()) == 1
 
 
+def test_an_old_message_imported_from_history_today_does_not_open_the_window(api, enforcing):
+    imported = inbound(enforcing, hours_ago=0)
+    Chat.objects.filter(pk=imported.pk).update(sent_at=timezone.now() - timedelta(days=30))
+    assert send_text(api).status_code == 422
+
+
 def test_another_organizations_inbound_does_not_open_the_window(api, enforcing, org_b):
     inbound(org_b, hours_ago=1)
     assert send_text(api).status_code == 422
