@@ -80,6 +80,9 @@ UPDATE {table} SET
 WHERE id IN (SELECT id FROM picked) AND {due}
 RETURNING id, endpoint_id, msg_id, event, body, attempts
 """
+# Whether any delivery is due: an idle worker's look costs this one statement, not the
+# claim's transaction and lock.
+ANY_DUE_SQL = "SELECT EXISTS (SELECT 1 FROM {table} WHERE {due})"
 # One key (of the two-integer key space, apart from sending's one-integer keys) that
 # every worker's delivery claim holds for its transaction.
 CLAIM_LOCK = "SELECT pg_advisory_xact_lock(20916, 1)"
@@ -136,6 +139,12 @@ def claim_deliveries(
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            ANY_DUE_SQL.format(table=ops.quote_name(Delivery._meta.db_table), due=DUE), params
+        )
+        if not cursor.fetchone()[0]:
+            return []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(CLAIM_LOCK)  # then a snapshot that sees every earlier claim
         cursor.execute(sql, params)
