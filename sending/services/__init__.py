@@ -9,7 +9,9 @@ the apps above (campaigns).
   statuses, media downloads) and the events they emit;
 - `payloads`: the Cloud API's message payloads;
 - `templates`: the templates synced from the channel, and a template send's text;
-- `channel`: the channel settings (`configure_channel`).
+- `channel`: the channel settings (`configure_channel`);
+- `settlement`: sends whose outcome is unknown, settled by their status webhooks
+  (`settle_unknown_sends`, and `listen_for_kept_statuses` for the apps that own them).
 
 The public service functions and their results and errors are exposed here: another
 app imports them from `sending.services`, never from the modules behind it.
@@ -19,6 +21,8 @@ from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, 
 from sending.services.channel import configure_channel
 from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.send import SendResult, send_media, send_message, send_template
+from sending.services.settlement import UnknownSend, settle_unknown_sends
+from sending.services.statuses import StatusUpdate, listen_for_kept_statuses
 from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
 
 __all__ = [
@@ -26,15 +30,19 @@ __all__ = [
     "SendFailed",
     "SendNotRecorded",
     "SendResult",
+    "StatusUpdate",
     "SyncResult",
     "TemplateSend",
+    "UnknownSend",
     "check_template",
     "configure_channel",
+    "listen_for_kept_statuses",
     "prepare_template_send",
     "record_answers",
     "send_media",
     "send_message",
     "send_template",
+    "settle_unknown_sends",
     "sync_templates",
     "synced_template",
 ]

@@ -9,6 +9,7 @@ The webhook and the send meet on the message id: both hold a lock on it
 that whichever commits second sees the first one's row.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -105,6 +106,7 @@ class StatusUpdate:
     error_code: int | None = None
     error_title: str = ""
     error_details: dict | None = None
+    callback_data: str = ""  # the send's biz_opaque_callback_data, when it had one
 
     @property
     def key(self) -> tuple[str, str, datetime]:
@@ -117,9 +119,28 @@ def parse_status(item: dict) -> StatusUpdate:
         raise ValueError(f"unknown status {status!r}")
     timestamp = parse_timestamp(item["timestamp"])
     errors = as_list(item.get("errors"))
+    callback = item.get("biz_opaque_callback_data")
     return StatusUpdate(
-        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
+        wam_id,
+        status,
+        timestamp,
+        **failure_columns(as_dict(errors[0]) if errors else {}),
+        callback_data=without_unstorable(callback)[:512] if isinstance(callback, str) else "",
     )
+
+
+# Told, in the webhook's transaction, of the statuses kept aside that carry callback data
+# (a send whose chat is not recorded: perhaps one whose outcome is unknown). The apps
+# above sending register here (campaigns), so that sending never imports them.
+KeptStatusListener = Callable[[Organization, list[StatusUpdate]], None]
+KEPT_STATUS_LISTENERS: list[KeptStatusListener] = []
+
+
+def listen_for_kept_statuses(listener: KeptStatusListener) -> None:
+    """Call `listener(organization, updates)` for each delivery's new statuses that have
+    no chat and carry biz_opaque_callback_data (registered once, in AppConfig.ready)."""
+    if listener not in KEPT_STATUS_LISTENERS:
+        KEPT_STATUS_LISTENERS.append(listener)
 
 
 def failure_columns(error: dict) -> dict[str, Any]:
@@ -184,6 +205,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
                 error_code=update.error_code,
                 error_title=update.error_title,
                 error_details=update.error_details,
+                callback_data=update.callback_data,
             )
             for update in new
         ],
@@ -191,3 +213,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
     )
     summary.statuses += len(new)
     advance_statuses([update for update in new if update.wam_id in chats], chats)
+    kept = [update for update in new if update.wam_id not in chats and update.callback_data]
+    if kept:  # rare: no query at all on the usual path
+        for listener in KEPT_STATUS_LISTENERS:
+            listener(organization, kept)
