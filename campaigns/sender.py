@@ -3,7 +3,8 @@
 A sender task (campaigns/tasks.py) works in batches, each about TICK seconds of the
 rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
 
-0. read the number's health and the template's status (one query): a template no longer
+0. read the number's health and the template's status (one query, at most every
+   HEALTH_EVERY seconds): a template no longer
    approved, a quality RED or a restricted account pauses the campaign instead
    (`paused_reason`); the sends of this sender not yet gone are stopped and given back
    (`pending`), those at the channel answered, then the campaign is `paused`;
@@ -80,6 +81,9 @@ SEND_SECONDS = 0.4
 # A sender task sends for this long, then hands over to a new task: a worker told to stop
 # (SIGTERM) finishes its running tasks first, and a campaign must not hold it for hours.
 SLICE_SECONDS = 20.0
+# The number's health is read before a batch at most this often (seconds): a pause comes
+# within it, and a fast campaign's batches do not each pay the query.
+HEALTH_EVERY = 0.5
 # A send a stopped sender did not make (the campaign paused or cancelled before its turn).
 NOT_SENT = object()
 
@@ -221,6 +225,7 @@ def send_until_done(
     under_way: list[Send] = []
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
     claiming, batches, handed_over, paused = True, 0, False, ""
+    checked_at = -math.inf
     with ThreadPoolExecutor(threads_for(rate), thread_name_prefix="campaign-send") as pool:
         while claiming or under_way:
             now = time.monotonic()
@@ -229,7 +234,8 @@ def send_until_done(
                 handed_over = hand_over()
             waiting = sum(not send.left.is_set() for send in under_way)
             if claiming and ahead_until - now < LOOKAHEAD and waiting < AHEAD_BATCHES * size:
-                paused = may_send(sender)
+                if now - checked_at >= HEALTH_EVERY:
+                    paused, checked_at = may_send(sender), now
                 if paused:
                     claiming = False
                     sender.stop.set()  # the sends whose turn has not come stay unsent

@@ -58,6 +58,7 @@ def after_claims(monkeypatch, count: int, then) -> None:
     happens mid-campaign, in the sender's own thread (SQLite's test transaction)."""
     claim = sender_module.claim_batch
     claims = []
+    monkeypatch.setattr(sender_module, "HEALTH_EVERY", 0)  # read before every batch
 
     def counted(sender, size):
         claims.append(size)
