@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns import services
-from campaigns.models import Campaign, RecipientStatus
+from campaigns.models import Campaign, NewConversation, RecipientStatus
 from campaigns.sender import AHEAD_BATCHES, batch_size
 from campaigns.settlement import callback_data
 from messaging_project.worker.models import WorkerHeartbeat
@@ -351,3 +351,40 @@ def retried(campaign) -> int:
         return services.retry_unknown(campaign=Campaign.objects.get(pk=campaign.pk))
     finally:
         connection.close()
+
+
+@pytest.mark.slow
+def test_two_workers_never_start_more_new_conversations_than_the_limit(
+    cloud_org, graph, tmp_path, threads
+):
+    Channel.objects.filter(organization=cloud_org).update(messaging_limit="TIER_250")
+    # 200 of the day's 250 places taken already: 50 are left for the two workers to share.
+    NewConversation.objects.bulk_create(
+        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        for n in range(200)
+    )
+    slow_channel(graph, 0.05)
+    env = worker_env(tmp_path, graph)
+    log = tmp_path / "workers.log"
+    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "1") for n in range(2)]
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+        campaign = services.create_campaign(
+            organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(120), rate=50
+        )
+        wait_until(
+            lambda: (
+                counts(campaign)[RecipientStatus.WAITING] == 70
+                and counts(campaign)[RecipientStatus.SENT] == 50
+            ),
+            seconds=60,
+            what="the limit reached",
+        )
+        time.sleep(1)
+    finally:
+        codes = [stop(worker) for worker in workers]
+    assert codes == [0, 0], log.read_text()[-3000:]
+    to = [r.json["to"] for r in sends(graph)]
+    assert len(to) == len(set(to)) == 50
+    assert NewConversation.objects.count() == 250
+    assert Campaign.objects.get(pk=campaign.pk).status == "running"
