@@ -11,7 +11,17 @@ from campaigns import services
 from campaigns.models import Campaign, CampaignStatus
 from campaigns.selectors import campaigns_with_counts
 
-COUNTS = ["total", "pending", "sent", "delivered", "read", "failed", "skipped", "unknown"]
+COUNTS = [
+    "total",
+    "pending",
+    "sent",
+    "delivered",
+    "read",
+    "failed",
+    "skipped",
+    "unknown",
+    "waiting",
+]
 # The column headers of the counts: how many recipients are in each state.
 COUNT_LABELS = {
     "total": pgettext_lazy("campaign count", "total"),
@@ -22,20 +32,30 @@ COUNT_LABELS = {
     "failed": pgettext_lazy("campaign count", "failed"),
     "skipped": pgettext_lazy("campaign count", "skipped"),
     "unknown": pgettext_lazy("campaign count", "unknown"),
+    "waiting": pgettext_lazy("campaign count", "waiting"),
 }
 
 
 @admin.register(Campaign)
 class CampaignAdmin(OrganizationScopedAdmin):
-    list_display = ["name", "status", "progress", *COUNTS, "created_at", "finished_at"]
+    list_display = [
+        "name",
+        "status",
+        "paused_reason",
+        "progress",
+        *COUNTS,
+        "created_at",
+        "finished_at",
+    ]
     list_filter = ["status"]
     search_fields = ["name"]
     ordering = ["-id"]
-    actions = ["cancel"]
+    actions = ["cancel", "resume", "retry_unknown"]
     fields = [
         "organization",
         "name",
         "status",
+        "paused_reason",
         "progress",
         "counts",
         "rate",
@@ -85,13 +105,49 @@ class CampaignAdmin(OrganizationScopedAdmin):
     def cancel(self, request, queryset):
         cancelled = 0
         for campaign in queryset:
-            if campaign.status in (CampaignStatus.SCHEDULED, CampaignStatus.RUNNING):
+            if campaign.status in (
+                CampaignStatus.SCHEDULED,
+                CampaignStatus.RUNNING,
+                CampaignStatus.PAUSED,
+            ):
                 services.cancel_campaign(campaign=campaign)
                 cancelled += 1
         message = ngettext(
             "%(count)d campaign cancelled.", "%(count)d campaigns cancelled.", cancelled
         )
         self.message_user(request, message % {"count": cancelled}, messages.SUCCESS)
+
+    @admin.action(description=_("Resume the selected paused campaigns"), permissions=["change"])
+    def resume(self, request, queryset):
+        resumed = 0
+        for campaign in queryset.filter(status=CampaignStatus.PAUSED):
+            try:
+                services.resume_campaign(campaign=campaign)
+            except services.CampaignConflict:
+                message = _("%(campaign)s stays paused: %(reason)s")
+                reason = campaign.get_paused_reason_display()
+                self.message_user(
+                    request, message % {"campaign": campaign, "reason": reason}, messages.WARNING
+                )
+                continue
+            resumed += 1
+        message = ngettext("%(count)d campaign resumed.", "%(count)d campaigns resumed.", resumed)
+        self.message_user(request, message % {"count": resumed}, messages.SUCCESS)
+
+    @admin.action(
+        description=_("Send the unknown recipients again (a message may arrive twice)"),
+        permissions=["change"],
+    )
+    def retry_unknown(self, request, queryset):
+        retried = 0
+        for campaign in queryset.exclude(
+            status__in=[CampaignStatus.SCHEDULED, CampaignStatus.CANCELLED]
+        ):
+            retried += services.retry_unknown(campaign=campaign)
+        message = ngettext(
+            "%(count)d recipient sent again.", "%(count)d recipients sent again.", retried
+        )
+        self.message_user(request, message % {"count": retried}, messages.SUCCESS)
 
 
 def count_column(name: str):

@@ -16,6 +16,14 @@ class CampaignStatus(models.TextChoices):
     RUNNING = "running", pgettext_lazy("campaign status", "running")
     COMPLETED = "completed", pgettext_lazy("campaign status", "completed")
     CANCELLED = "cancelled", pgettext_lazy("campaign status", "cancelled")
+    # Stopped by the number's health or its template (paused_reason); resumed by hand.
+    PAUSED = "paused", pgettext_lazy("campaign status", "paused")
+
+
+class PausedReason(models.TextChoices):
+    TEMPLATE_NOT_APPROVED = "template_not_approved", _("the template is not approved")
+    QUALITY_RED = "quality_red", _("the number's quality is red")
+    ACCOUNT_RESTRICTED = "account_restricted", _("the account is restricted or banned")
 
 
 class Campaign(OrganizationRecord):
@@ -45,6 +53,9 @@ class Campaign(OrganizationRecord):
         choices=CampaignStatus.choices,
         default=CampaignStatus.SCHEDULED,
     )
+    paused_reason = models.CharField(
+        _("paused because"), max_length=32, choices=PausedReason.choices, blank=True, default=""
+    )
     scheduled_at = models.DateTimeField(_("scheduled at"), null=True, blank=True)
     started_at = models.DateTimeField(_("started at"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
@@ -70,6 +81,9 @@ class RecipientStatus(models.TextChoices):
     SKIPPED = "skipped", pgettext_lazy("recipient status", "skipped")
     # Claimed by a worker that died during the send: WhatsApp may or may not have it.
     UNKNOWN = "unknown", pgettext_lazy("recipient status", "unknown")
+    # A new conversation over the number's messaging limit: it goes when the rolling
+    # 24 hours allow (campaigns/limits.py).
+    WAITING = "waiting", pgettext_lazy("recipient status", "waiting")
 
 
 class Recipient(models.Model):
@@ -122,3 +136,23 @@ class SendPace(models.Model):
 
     def __str__(self) -> str:
         return f"Next send of {self.organization} at {self.next_at}"
+
+
+class NewConversation(models.Model):
+    """A campaign message to a number the organization had not messaged in the last 24
+    hours, counted against the number's messaging limit (campaigns/limits.py). Written
+    under the organization's SendPace lock before the message leaves; older than a day,
+    deleted by the minutely task."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    phone = models.CharField(max_length=64)
+    started_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization", "started_at"], name="new_conversations_by_time"),
+            models.Index(fields=["organization", "phone"], name="new_conversations_by_phone"),
+        ]
+
+    def __str__(self) -> str:
+        return f"+{self.phone} at {self.started_at}"

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+from campaigns.settlement import settle
 from contacts.models import Contact
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.worker.models import WorkerHeartbeat
@@ -18,6 +19,10 @@ from messaging_project.worker.models import WorkerHeartbeat
 logger = logging.getLogger(__name__)
 
 OPTED_OUT = "The contact opted out of campaigns."
+UNKNOWN = (
+    "The worker sending it stopped during the send: WhatsApp may or may not have it, so "
+    "it is not sent again (retry-unknown sends it again)."
+)
 # Looked up in chunks: SQLite limits the parameters of one statement.
 CHUNK = 500
 
@@ -81,7 +86,8 @@ def recipient(
 def complete_if_done(*, campaign_id: int) -> bool:
     """Mark a running campaign completed once no recipient waits or is being sent."""
     unfinished = Recipient.objects.filter(
-        campaign_id=campaign_id, status__in=[RecipientStatus.PENDING, RecipientStatus.SENDING]
+        campaign_id=campaign_id,
+        status__in=[RecipientStatus.PENDING, RecipientStatus.SENDING, RecipientStatus.WAITING],
     )
     with transaction.atomic():
         campaign = (
@@ -146,10 +152,11 @@ def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:
         .exclude(claimed_by=worker_id)
         .filter(~Q(claimed_by__in=alive) | Q(claimed_at__lt=ancient))
     )
-    marked = dead.update(
-        status=RecipientStatus.UNKNOWN,
-        error="The worker sending it stopped during the send: WhatsApp may or may not "
-        "have it, so it is not sent again.",
+    ids = list(dead.values_list("pk", flat=True))
+    if not ids:
+        return 0
+    marked = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.SENDING).update(
+        status=RecipientStatus.UNKNOWN, error=UNKNOWN
     )
     if marked:
         logger.error(
@@ -158,4 +165,9 @@ def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:
             campaign_id,
             marked,
         )
+        # Their statuses may have come already, kept aside with their callback data.
+        unknown = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.UNKNOWN)
+        unknown = list(unknown.select_related("campaign__organization"))
+        if unknown:
+            settle(unknown[0].campaign.organization, unknown)
     return marked

@@ -2,7 +2,7 @@
 
 A sent recipient follows its chat, which the channel's status webhooks move forward
 (sending/services/inbound.py), so the counts need no hook there. The counts are a funnel:
-`total = pending + sent + failed + skipped + unknown`, and read <= delivered <= sent
+`total = pending + sent + failed + skipped + unknown + waiting`, and read <= delivered <= sent
 (`pending` includes the recipients being sent; `failed` includes messages the channel
 accepted and later reported failed).
 """
@@ -36,6 +36,7 @@ COUNTS = {
     ),
     "skipped": Count("recipients", filter=Q(recipients__status=R.SKIPPED)),
     "unknown": Count("recipients", filter=Q(recipients__status=R.UNKNOWN)),
+    "waiting": Count("recipients", filter=Q(recipients__status=R.WAITING)),
 }
 
 

@@ -3,13 +3,22 @@
 A sender task (campaigns/tasks.py) works in batches, each about TICK seconds of the
 rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
 
+0. read the number's health and the template's status (one query, at most every
+   HEALTH_EVERY seconds): a template no longer
+   approved, a quality RED or a restricted account pauses the campaign instead
+   (`paused_reason`); the sends of this sender not yet gone are stopped and given back
+   (`pending`), those at the channel answered, then the campaign is `paused`;
 1. claim a batch of pending recipients: one conditional UPDATE moves them to `sending`,
    naming this worker, only while they are pending and the campaign running (so
-   neither another sender nor a cancel can meet them half-way);
+   neither another sender nor a cancel or pause can meet them half-way);
 2. find or create their contacts (one look-up, one insert for the new ones); skip those
-   that opted out; take a turn for each of the rest (campaigns/pacing.py);
+   that opted out; hold back the new ones over the number's messaging limit
+   (campaigns/limits.py, `waiting`); take a turn for each of the rest
+   (campaigns/pacing.py);
 3. hand each message to a thread that only talks to the network: it sleeps until the
-   message's turn, passes the process's departure gate, and calls the channel;
+   message's turn, passes the process's departure gate, and calls the channel (unless
+   the sender was told to stop meanwhile), with biz_opaque_callback_data naming the
+   recipient and attempt (campaigns/settlement.py);
 4. record the outcomes of the messages answered so far, together: the chats of those
    accepted in one insert, their recipients `sent` in one update. The rare outcomes go
    one by one: `failed` with the error, back to `pending` when Graph throttled the
@@ -30,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
@@ -39,7 +48,8 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns import queries
-from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+from campaigns.limits import admit
+from campaigns.models import Campaign, CampaignStatus, PausedReason, Recipient, RecipientStatus
 from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
 from campaigns.recipients import (
     OPTED_OUT,
@@ -48,10 +58,12 @@ from campaigns.recipients import (
     finish_all,
     mark_dead_claims_unknown,
 )
+from campaigns.settlement import callback_data
 from contacts.models import Contact
 from contacts.opt_outs import set_opted_out
 from contacts.services import contacts_for_phones
 from sending.gateway import ChannelNotConfigured, GatewayError
+from sending.selectors import SendingHealth, sending_health
 from sending.services import Outcome, TemplateSend, prepare_template_send, record_answers
 
 logger = logging.getLogger(__name__)
@@ -69,6 +81,11 @@ SEND_SECONDS = 0.4
 # A sender task sends for this long, then hands over to a new task: a worker told to stop
 # (SIGTERM) finishes its running tasks first, and a campaign must not hold it for hours.
 SLICE_SECONDS = 20.0
+# The number's health is read before a batch at most this often (seconds): a pause comes
+# within it, and a fast campaign's batches do not each pay the query.
+HEALTH_EVERY = 0.5
+# A send a stopped sender did not make (the campaign paused or cancelled before its turn).
+NOT_SENT = object()
 
 
 @dataclass
@@ -79,6 +96,10 @@ class Sender:
     worker_id: str
     template_send: TemplateSend | None = None
     problem: str = ""  # why nothing can be sent (the channel or the template), if so
+    # New recipients in a rolling 24 hours (the number's messaging limit), read per batch.
+    limit: int | None = None
+    # Set when the campaign stops running: the sends whose turn has not come do not go.
+    stop: threading.Event = field(default_factory=threading.Event)
 
     @property
     def organization(self) -> Organization:
@@ -141,6 +162,35 @@ def run_campaign(*, campaign_id: int, worker_id: str, next_sender: Callable[[], 
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
 
 
+def pause_reason(health: SendingHealth) -> str:
+    """Why a campaign may not send now, or "" (the order: the account, the number, the
+    template)."""
+    if health.account_restricted:
+        return PausedReason.ACCOUNT_RESTRICTED
+    if health.quality_red:
+        return PausedReason.QUALITY_RED
+    if not health.template_approved:
+        return PausedReason.TEMPLATE_NOT_APPROVED
+    return ""
+
+
+def pause(campaign_id: int, reason: str) -> bool:
+    """A running campaign paused (conditional: a cancel or another pause comes first)."""
+    paused = Campaign.objects.filter(pk=campaign_id, status=CampaignStatus.RUNNING).update(
+        status=CampaignStatus.PAUSED, paused_reason=reason, updated_at=timezone.now()
+    )
+    if paused:
+        logger.warning("Campaign %s paused: %s", campaign_id, reason)
+    return bool(paused)
+
+
+def may_send(sender: Sender) -> str:
+    """Before each batch: the pause reason, if any (one query); the limit read too."""
+    health = sending_health(organization=sender.organization, template=sender.campaign.template)
+    sender.limit = health.new_conversations_limit
+    return pause_reason(health)
+
+
 def hand_over(campaign_id: int, next_sender: Callable[[], object]) -> bool:
     """At the end of a slice, the rest to a new sender task (any worker's), enqueued
     while this one still finishes its sends under way, so the pace has no gap. A crash
@@ -174,7 +224,8 @@ def send_until_done(
     rate, size = campaign.rate, batch_size(campaign.rate)
     under_way: list[Send] = []
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
-    claiming, batches, handed_over = True, 0, False
+    claiming, batches, handed_over, paused = True, 0, False, ""
+    checked_at = -math.inf
     with ThreadPoolExecutor(threads_for(rate), thread_name_prefix="campaign-send") as pool:
         while claiming or under_way:
             now = time.monotonic()
@@ -183,6 +234,12 @@ def send_until_done(
                 handed_over = hand_over()
             waiting = sum(not send.left.is_set() for send in under_way)
             if claiming and ahead_until - now < LOOKAHEAD and waiting < AHEAD_BATCHES * size:
+                if now - checked_at >= HEALTH_EVERY:
+                    paused, checked_at = may_send(sender), now
+                if paused:
+                    claiming = False
+                    sender.stop.set()  # the sends whose turn has not come stay unsent
+                    continue
                 claimed = claim_batch(sender, size)
                 batches += 1
                 if claimed:
@@ -193,10 +250,19 @@ def send_until_done(
                         ahead_until = max(ahead_until, time.monotonic() + ahead)
                     continue  # perhaps another batch is wanted already
                 claiming = False
+                if not still_running(campaign.pk):  # paused or cancelled by someone else
+                    sender.stop.set()
             under_way = record_answered(sender, under_way)
             if under_way or claiming:
                 time.sleep(TICK / 2)
+    # Paused once every send under way is answered: after that, none reaches the channel.
+    if paused:
+        pause(campaign.pk, paused)
     return handed_over
+
+
+def still_running(campaign_id: int) -> bool:
+    return Campaign.objects.filter(pk=campaign_id, status=CampaignStatus.RUNNING).exists()
 
 
 def claim_batch(sender: Sender, size: int) -> list[Recipient]:
@@ -221,6 +287,9 @@ def dispatch(
     opted_out = [r for r in claimed if contacts[r.phone].opted_out]
     finish_all(opted_out, RecipientStatus.SKIPPED, error=OPTED_OUT)
     going = [r for r in claimed if not contacts[r.phone].opted_out]
+    going = admit(
+        organization=sender.organization, limit=sender.limit, claimed=going, contacts=contacts
+    )
     if not going:
         return [], None
     organization, rate = sender.organization, sender.campaign.rate
@@ -230,7 +299,15 @@ def dispatch(
         contact = contacts[recipient.phone]
         left = threading.Event()
         future = pool.submit(
-            call_channel, sender.template_send, contact, turn, organization.pk, rate, left
+            call_channel,
+            sender.template_send,
+            contact,
+            turn,
+            organization.pk,
+            rate,
+            left,
+            sender.stop,
+            callback_data(recipient),
         )
         sends.append(Send(recipient=recipient, contact=contact, future=future, left=left))
     return sends, turns[-1]
@@ -243,12 +320,20 @@ def call_channel(
     organization_id: int,
     rate: int,
     left: threading.Event,
-) -> dict | GatewayError:
-    """In a sending thread, no database: wait for the turn, then call the channel."""
+    stop: threading.Event,
+    callback: str,
+) -> dict | GatewayError | object:
+    """In a sending thread, no database: wait for the turn, then call the channel;
+    NOT_SENT when the sender was stopped meanwhile."""
     departure = leave_at(turn, organization_id=organization_id, rate=rate)
+    if stop.is_set():
+        GATE.settle(departure)
+        return NOT_SENT
     left.set()
     try:
-        return template_send.call(contact, on_written=lambda: GATE.written(departure))
+        return template_send.call(
+            contact, callback_data=callback, on_written=lambda: GATE.written(departure)
+        )
     finally:
         GATE.settle(departure)
 
@@ -263,7 +348,9 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
     answered: list[Send] = []
     for send in done:
         try:
-            send.future.result()
+            if send.future.result() is NOT_SENT:
+                finish(send.recipient, RecipientStatus.PENDING)  # given back, not sent
+                continue
         except Exception as error:  # a fault of ours, around the call
             if send.left.is_set():
                 logger.exception("Campaign recipient %s: the outcome is unknown", send.recipient.pk)

@@ -1,4 +1,5 @@
-"""Writes to campaigns: create (and start, or schedule), cancel.
+"""Writes to campaigns: create (and start, or schedule), cancel, resume a paused one,
+send again the recipients whose outcome stayed unknown.
 
 The API and the admin come through here. A campaign's recipients are fixed when it
 starts, one row each, in the same transaction that marks it running and enqueues its
@@ -12,17 +13,34 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
-from campaigns.tasks import start_campaign, start_scheduled_campaign
+from campaigns.sender import pause_reason
+from campaigns.settlement import settle
+from campaigns.tasks import start_campaign, start_scheduled_campaign, start_senders
 from contacts.models import ContactGroup
+from sending.selectors import sending_health
 from sending.services import check_template
 
 logger = logging.getLogger(__name__)
 
 CANCELLED = "The campaign was cancelled before this recipient's turn."
+# A recipient whose outcome is unknown is sent again only after this long with no status.
+RETRY_UNKNOWN_AFTER = timedelta(minutes=10)
+RETRIED = "Sent again by retry-unknown: the first message may also arrive."
+# Why a paused campaign cannot resume yet, by pause reason (campaigns.sender.pause_reason).
+STILL_PAUSED = {
+    "template_not_approved": "The campaign's template is not approved on WhatsApp yet.",
+    "quality_red": "The number's quality rating is still RED.",
+    "account_restricted": "The WhatsApp account is still restricted or banned.",
+}
+
+
+class CampaignConflict(Exception):
+    """The campaign is not in a state that allows the change; the message says why."""
 
 
 def create_campaign(
@@ -61,7 +79,7 @@ def create_campaign(
 
 
 def cancel_campaign(*, campaign: Campaign) -> None:
-    """Cancel a scheduled or running campaign; a finished one is left as it is.
+    """Cancel a scheduled, running or paused campaign; a finished one is left as it is.
 
     Returns only when no further send will start: the recipients still pending are
     skipped in the same transaction that marks it cancelled (a sender's claim is
@@ -69,14 +87,16 @@ def cancel_campaign(*, campaign: Campaign) -> None:
     waited for, at most WHATSAPP_TIMEOUT and a little more.
     """
     now = timezone.now()
+    unfinished = [CampaignStatus.SCHEDULED, CampaignStatus.RUNNING, CampaignStatus.PAUSED]
     with transaction.atomic():
-        changed = Campaign.objects.filter(
-            pk=campaign.pk, status__in=[CampaignStatus.SCHEDULED, CampaignStatus.RUNNING]
-        ).update(status=CampaignStatus.CANCELLED, finished_at=now, updated_at=now)
+        changed = Campaign.objects.filter(pk=campaign.pk, status__in=unfinished).update(
+            status=CampaignStatus.CANCELLED, finished_at=now, updated_at=now
+        )
         if changed:
-            Recipient.objects.filter(campaign=campaign, status=RecipientStatus.PENDING).update(
-                status=RecipientStatus.SKIPPED, error=CANCELLED
-            )
+            Recipient.objects.filter(
+                campaign=campaign,
+                status__in=[RecipientStatus.PENDING, RecipientStatus.WAITING],
+            ).update(status=RecipientStatus.SKIPPED, error=CANCELLED)
     if changed:
         logger.info("Campaign %s cancelled", campaign.uuid)
     wait_for_sends_under_way(campaign_id=campaign.pk)
@@ -95,3 +115,63 @@ def wait_for_sends_under_way(*, campaign_id: int) -> None:
         ).exists():
             return
         time.sleep(0.05)
+
+
+def resume_campaign(*, campaign: Campaign) -> None:
+    """Continue a paused campaign once its cause is gone: its senders start again. A
+    running campaign is left as it is (resuming twice is harmless). CampaignConflict
+    when it is neither, or while the cause of the pause lasts."""
+    health = sending_health(organization=campaign.organization, template=campaign.template)
+    reason = pause_reason(health)
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if locked.status == CampaignStatus.RUNNING:
+            return
+        if locked.status != CampaignStatus.PAUSED:
+            raise CampaignConflict(
+                f"Only a paused campaign can be resumed; this one is {locked.status}."
+            )
+        if reason:
+            raise CampaignConflict(f"The campaign stays paused: {STILL_PAUSED.get(reason, reason)}")
+        locked.status, locked.paused_reason = CampaignStatus.RUNNING, ""
+        locked.save(update_fields=["status", "paused_reason", "updated_at"])
+        start_senders(locked)
+    logger.info("Campaign %s resumed", campaign.uuid)
+    campaign.refresh_from_db()
+
+
+def retry_unknown(*, campaign: Campaign) -> int:
+    """Send again, once, the recipients still `unknown` RETRY_UNKNOWN_AFTER after their
+    send with no status come for it (a status that came settles it instead:
+    campaigns/settlement.py). WhatsApp may have the first message, so it may arrive
+    twice. A completed campaign runs again for them. Under the campaign's row lock, so
+    calls at the same time send each once. How many were given back to the senders.
+    CampaignConflict for a scheduled or cancelled campaign."""
+    cutoff = timezone.now() - RETRY_UNKNOWN_AFTER
+    with transaction.atomic():
+        locked = (
+            Campaign.objects.select_for_update().select_related("organization").get(pk=campaign.pk)
+        )
+        if locked.status in (CampaignStatus.SCHEDULED, CampaignStatus.CANCELLED):
+            raise CampaignConflict(
+                f"Only a started campaign's recipients can be retried; this one is {locked.status}."
+            )
+        unknown = Recipient.objects.filter(campaign=locked, status=RecipientStatus.UNKNOWN).filter(
+            Q(claimed_at__lt=cutoff) | Q(claimed_at__isnull=True)
+        )
+        due = list(unknown.select_related("campaign"))
+        for recipient in due:
+            recipient.campaign = locked
+        settle(locked.organization, due)  # their statuses came after all: not sent again
+        retried = Recipient.objects.filter(
+            pk__in=[recipient.pk for recipient in due], status=RecipientStatus.UNKNOWN
+        ).update(status=RecipientStatus.PENDING, claimed_by="", claimed_at=None, error=RETRIED)
+        if retried and locked.status == CampaignStatus.COMPLETED:
+            locked.status, locked.finished_at = CampaignStatus.RUNNING, None
+            locked.save(update_fields=["status", "finished_at", "updated_at"])
+        if retried and locked.status == CampaignStatus.RUNNING:
+            start_senders(locked)
+    if retried:
+        logger.warning("Campaign %s: %s unknown recipient(s) sent again", campaign.uuid, retried)
+    campaign.refresh_from_db()
+    return retried

@@ -1,5 +1,6 @@
 """Campaigns' background work: starting a campaign (now, or by a worker at its
-`scheduled_at`), its sender tasks, and the minutely look for campaigns left without one.
+`scheduled_at`), its sender tasks, and the minutely look for campaigns left without one
+(and for recipients the messaging limit let wait).
 
 Every step is idempotent: starting is conditional on the campaign still being scheduled,
 and a sender only sends what it claims (campaigns/sender.py), so a task run twice, or
@@ -15,6 +16,7 @@ from django.utils import timezone
 from django_tasks import task
 from django_tasks_db.models import DBTaskResult
 
+from campaigns.limits import wake_waiting
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import ensure_pace
 from campaigns.recipients import fixed_recipients
@@ -48,7 +50,10 @@ def start_scheduled_campaign(campaign_id: int) -> bool:
 @task()
 def resume_campaigns() -> int:
     """Running campaigns that no sender task is left for (every one failed): a new one
-    each, which sends the rest and marks dead workers' claims unknown. How many."""
+    each, which sends the rest and marks dead workers' claims unknown; first, the
+    recipients waiting for the messaging limit that the rolling 24 hours now allow go
+    back to `pending`. How many campaigns were resumed."""
+    wake_waiting()
     return resume_stalled_campaigns()
 
 
@@ -74,11 +79,16 @@ def start_campaign(*, campaign_id: int) -> bool:
             campaign.finished_at = now
         campaign.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
         if campaign.status == CampaignStatus.RUNNING:
-            ensure_pace(organization_id=campaign.organization_id)
-            for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
-                send_campaign.enqueue(campaign.pk)
+            start_senders(campaign)
     logger.info("Campaign %s started with %s recipients", campaign.uuid, len(recipients))
     return True
+
+
+def start_senders(campaign: Campaign) -> None:
+    """The campaign's sender tasks, enqueued in the caller's transaction."""
+    ensure_pace(organization_id=campaign.organization_id)
+    for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
+        send_campaign.enqueue(campaign.pk)
 
 
 def resume_stalled_campaigns() -> int:

@@ -258,6 +258,9 @@ class ChatStatusEvent(models.Model):
     # What WhatsApp said the message costs and which conversation it opened, when it did.
     pricing = models.JSONField(null=True, blank=True)
     conversation = models.JSONField(null=True, blank=True)
+    # The send's biz_opaque_callback_data, as the status carried it: it names a send
+    # whose outcome is unknown (settle_unknown_sends).
+    callback_data = models.CharField(max_length=512, blank=True, default="")
     received_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -268,7 +271,15 @@ class ChatStatusEvent(models.Model):
                 name="unique_status_event",
             )
         ]
-        indexes = [models.Index(fields=["organization", "wam_id"], name="status_event_message")]
+        indexes = [
+            models.Index(fields=["organization", "wam_id"], name="status_event_message"),
+            # The statuses kept aside for a send whose outcome is unknown.
+            models.Index(
+                fields=["organization", "callback_data"],
+                condition=Q(chat__isnull=True) & ~Q(callback_data=""),
+                name="status_event_callback",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.wam_id} {self.status} at {self.timestamp:%Y-%m-%d %H:%M:%S}"

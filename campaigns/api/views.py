@@ -7,6 +7,7 @@ from campaigns.api.serializers import CampaignInputSerializer
 from campaigns.models import Campaign
 from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaign_recipients, campaigns_with_counts
+from messaging_project.api.exceptions import ApiError
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
@@ -39,3 +40,23 @@ class CampaignViewSet(OrganizationViewSet):
         campaign = self.get_object()
         services.cancel_campaign(campaign=campaign)
         return write_result(campaign)
+
+    @action(detail=True, methods=["post"])
+    def resume(self, request, uuid=None):
+        campaign = self.get_object()
+        try:
+            services.resume_campaign(campaign=campaign)
+        except services.CampaignConflict as conflict:
+            raise ApiError(409, str(conflict)) from None
+        return write_result(campaign)
+
+    @action(detail=True, methods=["post"], url_path="retry-unknown")
+    def retry_unknown(self, request, uuid=None):
+        campaign = self.get_object()
+        try:
+            retried = services.retry_unknown(campaign=campaign)
+        except services.CampaignConflict as conflict:
+            raise ApiError(409, str(conflict)) from None
+        response = write_result(campaign)
+        response.data["retried"] = retried
+        return response

@@ -277,6 +277,7 @@ def described(
     list_=False,
     extra=None,
     extra_parameters=(),
+    description=None,
 ):
     """extend_schema for one operation: its success answer and the errors it can give.
     Every operation can answer 401 (token), 429 (rate limit) and 503 (database gone for
@@ -297,6 +298,7 @@ def described(
     found.update(extra)
     return extend_schema(
         summary=summary,
+        description=description,
         request=request,
         responses=dict(sorted(found.items())),
         parameters=parameters,

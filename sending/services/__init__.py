@@ -11,7 +11,9 @@ the apps above (campaigns).
 - `templates`: the templates synced from the channel, and a template send's text;
 - `refusals`: sends refused before the channel is called (`TemplateNotApproved`,
   `ServiceWindowClosed`);
-- `channel`: the channel settings (`configure_channel`, `set_service_window`).
+- `channel`: the channel settings (`configure_channel`, `set_service_window`);
+- `settlement`: sends whose outcome is unknown, settled by their status webhooks
+  (`settle_unknown_sends`, and `listen_for_kept_statuses` for the apps that own them).
 
 The public service functions and their results and errors are exposed here: another
 app imports them from `sending.services`, never from the modules behind it.
@@ -22,6 +24,8 @@ from sending.services.channel import configure_channel, set_service_window
 from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.refusals import ServiceWindowClosed, TemplateNotApproved
 from sending.services.send import SendResult, send_media, send_message, send_template
+from sending.services.settlement import UnknownSend, settle_unknown_sends
+from sending.services.statuses import StatusUpdate, listen_for_kept_statuses
 from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
 
 __all__ = [
@@ -30,17 +34,21 @@ __all__ = [
     "SendNotRecorded",
     "SendResult",
     "ServiceWindowClosed",
+    "StatusUpdate",
     "SyncResult",
     "TemplateNotApproved",
     "TemplateSend",
+    "UnknownSend",
     "check_template",
     "configure_channel",
+    "listen_for_kept_statuses",
     "prepare_template_send",
     "record_answers",
     "send_media",
     "send_message",
     "send_template",
     "set_service_window",
+    "settle_unknown_sends",
     "sync_templates",
     "synced_template",
 ]

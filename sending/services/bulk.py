@@ -26,7 +26,7 @@ from sending.services.chats import (
     record_accepted,
     record_failure,
 )
-from sending.services.payloads import addressed, template_payload
+from sending.services.payloads import addressed, template_payload, with_callback
 from sending.services.send import template_metadata
 from sending.services.templates import synced_template
 
@@ -44,11 +44,19 @@ class TemplateSend:
     gateway: Gateway
     metadata: dict[str, Any]  # what each chat keeps (the rendered text when known)
 
-    def call(self, contact: Contact, *, on_written: Callable[[], None] | None = None) -> Answer:
+    def call(
+        self,
+        contact: Contact,
+        *,
+        callback_data: str = "",
+        on_written: Callable[[], None] | None = None,
+    ) -> Answer:
         """Send to `contact`: the network only, no database. The channel's answer, or
-        the GatewayError it gave. `on_written` as Gateway.send_message takes it."""
+        the GatewayError it gave. `callback_data` names the send for its status webhooks
+        (payloads.with_callback); `on_written` as Gateway.send_message takes it."""
+        message = template_payload(phone=contact.phone, template=self.template)
         payload = addressed(
-            template_payload(phone=contact.phone, template=self.template),
+            with_callback(message, callback_data),
             phone=contact.phone,
             user_id=contact.user_id,
         )

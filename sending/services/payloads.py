@@ -12,6 +12,19 @@ def addressed(payload: dict[str, Any], *, phone: str, user_id: str) -> dict[str,
     return {**payload, "recipient": user_id}
 
 
+# Meta's limit on biz_opaque_callback_data.
+CALLBACK_DATA_MAX = 512
+
+
+def with_callback(payload: dict[str, Any], callback_data: str) -> dict[str, Any]:
+    """The payload with `biz_opaque_callback_data` naming the send: WhatsApp returns it in
+    the message's status webhooks, so a status can settle a send whose answer was lost
+    (sending/services/settlement.py)."""
+    if not callback_data:
+        return payload
+    return {**payload, "biz_opaque_callback_data": callback_data[:CALLBACK_DATA_MAX]}
+
+
 def text_payload(*, phone: str, message: str) -> dict[str, Any]:
     return {
         "messaging_product": "whatsapp",

@@ -7,6 +7,7 @@ not hold database locks), then records the chat with the status the channel gave
 and the caller gets a SendFailed carrying the channel's error and that chat.
 """
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ from sending.services.payloads import (
     media_payload,
     template_payload,
     text_payload,
+    with_callback,
 )
 from sending.services.refusals import check_approved, check_service_window
 from sending.services.templates import check_parameter_count, rendered_metadata, synced_template
@@ -211,6 +213,9 @@ def deliver(
     gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
+    # The chat's uuid, chosen now, names the send for its status webhooks.
+    chat_uuid = uuid.uuid4()
+    payload = with_callback(payload, f"chat:{chat_uuid}")
     payload = addressed(payload, phone=contact.phone, user_id=contact.user_id)
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
@@ -243,6 +248,7 @@ def deliver(
     chat = accepted_chat(
         organization=organization, contact=contact, metadata=metadata, message=message
     )
+    chat.uuid = chat_uuid
     try:
         chat = record(chat, then=recorded)
     except IntegrityError:

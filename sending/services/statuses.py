@@ -9,6 +9,7 @@ The webhook and the send meet on the message id: both hold a lock on it
 that whichever commits second sees the first one's row.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -109,6 +110,7 @@ class StatusUpdate:
     error_details: dict | None = None
     pricing: dict | None = None
     conversation: dict | None = None
+    callback_data: str = ""  # the send's biz_opaque_callback_data, when it had one
 
     @property
     def key(self) -> tuple[str, str, datetime]:
@@ -121,6 +123,7 @@ def parse_status(item: dict) -> StatusUpdate:
         raise ValueError(f"unknown status {status!r}")
     timestamp = parse_timestamp(item["timestamp"])
     errors = as_list(item.get("errors"))
+    callback = item.get("biz_opaque_callback_data")
     return StatusUpdate(
         wam_id,
         status,
@@ -128,6 +131,7 @@ def parse_status(item: dict) -> StatusUpdate:
         **failure_columns(as_dict(errors[0]) if errors else {}),
         pricing=kept_object(item.get("pricing")),
         conversation=kept_object(item.get("conversation")),
+        callback_data=without_unstorable(callback)[:512] if isinstance(callback, str) else "",
     )
 
 
@@ -135,6 +139,20 @@ def kept_object(value: Any) -> dict | None:
     """A status's `pricing` or `conversation` as WhatsApp sent it; dropped (the status
     kept) when it is not an object or holds what a database cannot store."""
     return value if isinstance(value, dict) and value and is_storable_json(value) else None
+
+
+# Told, in the webhook's transaction, of the statuses kept aside that carry callback data
+# (a send whose chat is not recorded: perhaps one whose outcome is unknown). The apps
+# above sending register here (campaigns), so that sending never imports them.
+KeptStatusListener = Callable[[Organization, list[StatusUpdate]], None]
+KEPT_STATUS_LISTENERS: list[KeptStatusListener] = []
+
+
+def listen_for_kept_statuses(listener: KeptStatusListener) -> None:
+    """Call `listener(organization, updates)` for each delivery's new statuses that have
+    no chat and carry biz_opaque_callback_data (registered once, in AppConfig.ready)."""
+    if listener not in KEPT_STATUS_LISTENERS:
+        KEPT_STATUS_LISTENERS.append(listener)
 
 
 def failure_columns(error: dict) -> dict[str, Any]:
@@ -201,6 +219,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
                 error_details=update.error_details,
                 pricing=update.pricing,
                 conversation=update.conversation,
+                callback_data=update.callback_data,
             )
             for update in new
         ],
@@ -209,3 +228,7 @@ def record_statuses(organization: Organization, items: list[dict], summary: Webh
     summary.statuses += len(new)
     moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
     advance_statuses(moving, chats)
+    kept = [update for update in new if update.wam_id not in chats and update.callback_data]
+    if kept:  # rare: no query at all on the usual path
+        for listener in KEPT_STATUS_LISTENERS:
+            listener(organization, kept)

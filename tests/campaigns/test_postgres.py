@@ -7,16 +7,22 @@ import dataclasses
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from campaigns import services
-from campaigns.models import Campaign, RecipientStatus
+from campaigns.models import Campaign, NewConversation, RecipientStatus
 from campaigns.sender import AHEAD_BATCHES, batch_size
+from campaigns.settlement import callback_data
 from messaging_project.worker.models import WorkerHeartbeat
+from sending.models import Channel
 from tests.background import run_tasks
 from tests.campaigns.conftest import sends
+from tests.channel import set_channel
+from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses
 from tests.tasks.processes import environment, start_worker, stop, wait_until
 
 pytestmark = [
@@ -207,3 +213,178 @@ def services_counts(campaign):
     from campaigns.selectors import campaigns_with_counts
 
     return campaigns_with_counts(Campaign.objects.filter(pk=campaign.pk)).get()
+
+
+def settled_phones(campaign) -> set[str]:
+    return set(
+        campaign.recipients.filter(status=RecipientStatus.SENT).values_list("phone", flat=True)
+    )
+
+
+@pytest.mark.slow
+def test_quality_red_pauses_a_running_campaign_in_a_worker_with_no_further_call(
+    cloud_org, graph, tmp_path, threads
+):
+    arrivals = slow_channel(graph, 0.05)
+    env = worker_env(tmp_path, graph)
+    log = tmp_path / "workers.log"
+    campaign = services.create_campaign(
+        organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(300), rate=50
+    )
+    worker = start_worker(env, log, "--worker-id", "w", "--threads", "2")
+    try:
+        wait_until(lambda: len(arrivals) >= 50, seconds=60, what="sending under way")
+        Channel.objects.filter(organization=cloud_org).update(quality_rating="RED")
+        wait_until(
+            lambda: Campaign.objects.get(pk=campaign.pk).status == "paused",
+            seconds=30,
+            what="the pause",
+        )
+        calls_when_paused = len(sends(graph))
+        time.sleep(2)
+        # Paused: not one call more, and nobody failed.
+        assert len(sends(graph)) == calls_when_paused < 300
+        statuses = counts(campaign)
+        assert statuses[RecipientStatus.FAILED] == statuses[RecipientStatus.SENDING] == 0
+        assert statuses[RecipientStatus.SENT] == calls_when_paused
+        assert Campaign.objects.get(pk=campaign.pk).paused_reason == "quality_red"
+
+        Channel.objects.filter(organization=cloud_org).update(quality_rating="GREEN")
+        services.resume_campaign(campaign=campaign)
+        wait_until(
+            lambda: Campaign.objects.get(pk=campaign.pk).status == "completed",
+            seconds=120,
+            what="the campaign's end",
+        )
+    finally:
+        assert stop(worker) == 0, log.read_text()[-3000:]
+    to = [r.json["to"] for r in sends(graph)]
+    assert len(to) == len(set(to)) == 300
+    assert counts(campaign) == {RecipientStatus.SENT: 300}
+
+
+@pytest.mark.slow
+def test_a_killed_workers_unknown_sends_settle_by_their_statuses_and_the_rest_retry_once(
+    cloud_org, graph, tmp_path, threads
+):
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    # What the stand-in answered each send, by its callback data: the message id a status
+    # webhook would name.
+    answered: dict[str, str] = {}
+    default = graph.default_reply
+
+    def reply(request):
+        answer = default(request)
+        answered[request.json["biz_opaque_callback_data"]] = answer.json["messages"][0]["id"]
+        return dataclasses.replace(answer, delay=0.3)
+
+    graph.default_reply = reply
+    env = worker_env(tmp_path, graph, TASK_WORKER_TIMEOUT="2")
+    log = tmp_path / "workers.log"
+    campaign = services.create_campaign(
+        organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(400), rate=50
+    )
+    first = start_worker(env, log, "--worker-id", "first", "--threads", "2")
+    try:
+        wait_until(lambda: len(answered) >= 100, seconds=60, what="sending under way")
+    finally:
+        first.kill()  # SIGKILL: no chance to record anything
+        first.wait(10)
+    second = start_worker(env, log, "--worker-id", "second", "--threads", "2")
+    try:
+        wait_until(
+            lambda: Campaign.objects.get(pk=campaign.pk).status == "completed",
+            seconds=120,
+            what="the campaign's end",
+        )
+    finally:
+        assert stop(second) == 0, log.read_text()[-3000:]
+
+    unknown = list(campaign.recipients.filter(status=RecipientStatus.UNKNOWN))
+    assert unknown
+    reached = [r for r in unknown if callback_data(r) in answered]
+    lost = [r for r in unknown if callback_data(r) not in answered]
+    # The statuses the stand-in's messages would get, through the signed webhook.
+    for recipient in reached:
+        payload = envelope(
+            statuses(
+                status(
+                    answered[callback_data(recipient)],
+                    "delivered",
+                    int(time.time()),
+                    biz_opaque_callback_data=callback_data(recipient),
+                )
+            )
+        )
+        assert deliver(cloud_org, payload).status_code == 200
+    settled = campaign.recipients.filter(pk__in=[r.pk for r in reached])
+    assert {r.status for r in settled} == {RecipientStatus.SENT}
+    assert all(r.chat.wam_id == answered[callback_data(r)] for r in settled)
+    assert {r.pk for r in campaign.recipients.filter(status=RecipientStatus.UNKNOWN)} == {
+        r.pk for r in lost
+    }
+
+    # retry-unknown, twice at once, ten minutes on: the lost ones are sent again, once.
+    campaign.recipients.filter(status=RecipientStatus.UNKNOWN).update(
+        claimed_at=timezone.now() - timedelta(minutes=11)
+    )
+    before = Counter(r.json["to"] for r in sends(graph))
+    results: list[int] = []
+    callers = [threading.Thread(target=lambda: results.append(retried(campaign))) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(30)
+    assert sorted(results) == [0, len(lost)]
+    run_tasks()
+    after = Counter(r.json["to"] for r in sends(graph))
+    again = after - before
+    assert sorted(again) == sorted(f"{r.phone}" for r in lost)
+    assert set(again.values()) <= {1}
+    campaign.refresh_from_db()
+    assert campaign.status == "completed"
+    assert counts(campaign)[RecipientStatus.UNKNOWN] == 0
+
+
+def retried(campaign) -> int:
+    try:
+        return services.retry_unknown(campaign=Campaign.objects.get(pk=campaign.pk))
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow
+def test_two_workers_never_start_more_new_conversations_than_the_limit(
+    cloud_org, graph, tmp_path, threads
+):
+    Channel.objects.filter(organization=cloud_org).update(messaging_limit="TIER_250")
+    # 200 of the day's 250 places taken already: 50 are left for the two workers to share.
+    NewConversation.objects.bulk_create(
+        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        for n in range(200)
+    )
+    slow_channel(graph, 0.05)
+    env = worker_env(tmp_path, graph)
+    log = tmp_path / "workers.log"
+    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "1") for n in range(2)]
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+        campaign = services.create_campaign(
+            organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(120), rate=50
+        )
+        wait_until(
+            lambda: (
+                counts(campaign)[RecipientStatus.WAITING] == 70
+                and counts(campaign)[RecipientStatus.SENT] == 50
+            ),
+            seconds=60,
+            what="the limit reached",
+        )
+        time.sleep(1)
+    finally:
+        codes = [stop(worker) for worker in workers]
+    assert codes == [0, 0], log.read_text()[-3000:]
+    to = [r.json["to"] for r in sends(graph)]
+    assert len(to) == len(set(to)) == 50
+    assert NewConversation.objects.count() == 250
+    assert Campaign.objects.get(pk=campaign.pk).status == "running"

@@ -104,6 +104,7 @@ def test_a_match_sends_the_media_message_by_link(cloud_webhook_org, graph):
         "to": "14155552671",
         "type": "document",
         "document": {"link": MENU},
+        "biz_opaque_callback_data": f"chat:{Chat.objects.get(type='outbound').uuid}",
     }
     owed.refresh_from_db()
     assert owed.state == "sent"

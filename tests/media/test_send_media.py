@@ -86,6 +86,7 @@ def test_each_media_type_reaches_the_cloud_api_as_meta_documents_it(
         "recipient_type": "individual",
         "to": DIGITS,
         **expected,
+        "biz_opaque_callback_data": f"chat:{response.json()['data']['data']['chat']['uuid']}",
     }
     chat = response.json()["data"]["data"]["chat"]
     assert json.loads(chat["metadata"]) == expected

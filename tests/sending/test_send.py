@@ -35,6 +35,8 @@ def test_text_message_reaches_the_cloud_api_exactly(api, cloud_org, graph):
         "to": DIGITS,
         "type": "text",
         "text": {"preview_url": True, "body": "Your order has shipped."},
+        # Names the send's chat, so that its status webhooks can settle a lost answer.
+        "biz_opaque_callback_data": f"chat:{Chat.objects.get().uuid}",
     }
 
 
@@ -65,6 +67,7 @@ def test_button_message_carries_header_footer_and_reply_buttons(api, cloud_org, 
                 ]
             },
         },
+        "biz_opaque_callback_data": f"chat:{Chat.objects.get().uuid}",
     }
     metadata = json.loads(response.json()["data"]["data"]["chat"]["metadata"])
     assert metadata == {

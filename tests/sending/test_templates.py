@@ -48,6 +48,7 @@ def test_template_is_passed_to_the_cloud_api_as_given(api, cloud_org, graph):
             "language": {"code": "en_US"},
             "components": components,
         },
+        "biz_opaque_callback_data": f"chat:{Chat.objects.get().uuid}",
     }
 
 

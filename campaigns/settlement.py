@@ -1,0 +1,105 @@
+"""Recipients whose outcome is unknown, settled by their status webhooks.
+
+Each campaign message carries `biz_opaque_callback_data` naming its recipient and the
+attempt (`callback_data`). When the worker sending it died, the recipient is `unknown`
+and its statuses are kept aside by sending with that callback data. Sending tells us of
+them as they come (`on_kept_statuses`, registered in CampaignsConfig.ready), and the
+claims marked unknown look for statuses that came first
+(recipients.mark_dead_claims_unknown): sending records the chat from the statuses
+(sending/services/settlement.py), and the recipient is `sent`, following that chat.
+"""
+
+import logging
+from collections import defaultdict
+
+from django.core.exceptions import ValidationError
+
+from accounts.models import Organization
+from campaigns.models import Campaign, Recipient, RecipientStatus
+from contacts.services import contacts_for_phones
+from sending.gateway import ChannelNotConfigured
+from sending.services import (
+    StatusUpdate,
+    UnknownSend,
+    prepare_template_send,
+    settle_unknown_sends,
+)
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "campaign-recipient:"
+
+
+def callback_data(recipient: Recipient) -> str:
+    """What a recipient's message carries: the recipient and its attempt (its claim's)."""
+    return f"{PREFIX}{recipient.pk}:{recipient.attempts}"
+
+
+def parse(data: str) -> tuple[int, int] | None:
+    """(recipient id, attempt) of a campaign's callback data; None for any other."""
+    if not data.startswith(PREFIX):
+        return None
+    try:
+        pk, attempt = data[len(PREFIX) :].split(":")
+        return int(pk), int(attempt)
+    except ValueError:
+        return None
+
+
+def on_kept_statuses(organization: Organization, updates: list[StatusUpdate]) -> None:
+    """Statuses that came with no chat: the unknown recipients they name are settled."""
+    wanted = {key for key in map(parse, (u.callback_data for u in updates)) if key is not None}
+    if not wanted:
+        return
+    recipients = Recipient.objects.filter(
+        pk__in={pk for pk, _ in wanted},
+        status=RecipientStatus.UNKNOWN,
+        campaign__organization=organization,
+    ).select_related("campaign")
+    settle(organization, [r for r in recipients if (r.pk, r.attempts) in wanted])
+
+
+def settle(organization: Organization, recipients: list[Recipient]) -> int:
+    """Of these unknown recipients (each with its campaign), those whose statuses came are
+    `sent` with the chat recorded from them; how many."""
+    if not recipients:
+        return 0
+    by_campaign: dict[int, list[Recipient]] = defaultdict(list)
+    for recipient in recipients:
+        by_campaign[recipient.campaign_id].append(recipient)
+    contacts = contacts_for_phones(
+        organization=organization, phones=[recipient.phone for recipient in recipients]
+    )
+    settled = 0
+    for group in by_campaign.values():
+        metadata = chat_metadata(group[0].campaign)
+        sends = [
+            UnknownSend(callback_data(r), contacts[r.phone], metadata)
+            for r in group
+            if r.phone in contacts
+        ]
+        chats = settle_unknown_sends(organization=organization, sends=sends)
+        done = []
+        for recipient in group:
+            chat = chats.get(callback_data(recipient))
+            if chat is None:
+                continue
+            recipient.status, recipient.error = RecipientStatus.SENT, ""
+            recipient.chat_id, recipient.contact_id = chat.pk, chat.contact_id
+            done.append(recipient)
+        settled += Recipient.objects.filter(status=RecipientStatus.UNKNOWN).bulk_update(
+            done, ["status", "error", "chat", "contact"]
+        )
+    if settled:
+        logger.info("%s campaign recipient(s) settled by their status webhooks", settled)
+    return settled
+
+
+def chat_metadata(campaign: Campaign) -> dict:
+    """What the chat of a campaign's message keeps, as the sender would have recorded it."""
+    try:
+        return prepare_template_send(
+            organization=campaign.organization, template=campaign.template
+        ).metadata
+    except (ChannelNotConfigured, ValidationError):
+        return {"type": "template", "template": campaign.template}

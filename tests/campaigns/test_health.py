@@ -1,0 +1,352 @@
+"""Campaigns that respect the number (contract section 14): paused by a template no longer
+approved, a quality RED or a restricted account, resumed by hand; at most the messaging
+limit's new conversations in a rolling 24 hours, the rest `waiting`; unknown sends settled
+by their status webhooks (biz_opaque_callback_data) and sent again by retry-unknown."""
+
+import copy
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from campaigns import sender as sender_module
+from campaigns.limits import wake_waiting
+from campaigns.models import Campaign, NewConversation, Recipient, RecipientStatus
+from campaigns.tasks import resume_campaigns
+from sending.models import Channel, Chat, MessageTemplate
+from tests.background import run_tasks
+from tests.campaigns.conftest import body, sends
+from tests.channel import set_channel
+from tests.inbound.conftest import APP_SECRET, deliver
+
+pytestmark = pytest.mark.django_db
+
+PAYLOADS = Path(__file__).parent.parent / "inbound" / "payloads"
+
+
+def numbers(count: int) -> list[str]:
+    return [f"+4915123{n:06d}" for n in range(count)]
+
+
+def create(api, **values):
+    response = api.post("/api/campaigns", body(**values), format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()["id"]
+
+
+def shown(api, uuid):
+    return api.get(f"/api/campaigns/{uuid}").json()["data"]
+
+
+def statuses_of(campaign_uuid) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in Recipient.objects.filter(campaign__uuid=campaign_uuid).values_list(
+        "status", flat=True
+    ):
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def health(organization, **values):
+    Channel.objects.filter(organization=organization).update(**values)
+
+
+def after_claims(monkeypatch, count: int, then) -> None:
+    """`then()` as the senders claim their `count`-th batch: something that
+    happens mid-campaign, in the sender's own thread (SQLite's test transaction)."""
+    claim = sender_module.claim_batch
+    claims = []
+    monkeypatch.setattr(sender_module, "HEALTH_EVERY", 0)  # read before every batch
+
+    def counted(sender, size):
+        claims.append(size)
+        if len(claims) == count:  # this batch was let through; the next is not
+            then()
+        return claim(sender, size)
+
+    monkeypatch.setattr(sender_module, "claim_batch", counted)
+
+
+def tracked_status(wam_id: str, name: str, callback: str, recipient: str) -> dict:
+    """pywa's real `with_tracker` status webhook (a status carrying the send's
+    biz_opaque_callback_data; tests/inbound/payloads/pywa_statuses.json names its
+    source), for another message, status, callback data and recipient."""
+    fixtures = json.loads((PAYLOADS / "pywa_statuses.json").read_text())
+    payload = copy.deepcopy(fixtures["payloads"]["with_tracker"])
+    value = payload["entry"][0]["changes"][0]["value"]
+    value["metadata"]["phone_number_id"] = Channel.objects.get().phone_number_id
+    item = value["statuses"][0]
+    item.update(
+        id=wam_id,
+        status=name,
+        biz_opaque_callback_data=callback,
+        recipient_id=recipient,
+        timestamp=str(int(timezone.now().timestamp())),
+    )
+    return payload
+
+
+def test_quality_red_mid_campaign_pauses_it_with_no_further_call_and_resume_continues(
+    api, cloud_org, graph, monkeypatch
+):
+    after_claims(monkeypatch, 2, lambda: health(cloud_org, quality_rating="RED"))
+    uuid = create(api, phones=numbers(30), rate=10)  # one recipient a batch
+    run_tasks()
+
+    data = shown(api, uuid)
+    assert (data["status"], data["paused_reason"]) == ("paused", "quality_red")
+    sent_when_paused = len(sends(graph))
+    assert sent_when_paused == 2
+    assert data["failed"] == 0 and data["sent"] == 2 and data["pending"] == 28
+    run_tasks()  # nothing runs for a paused campaign (the minutely look included)
+    resume_campaigns.call()
+    run_tasks()
+    assert len(sends(graph)) == sent_when_paused
+
+    response = api.post(f"/api/campaigns/{uuid}/resume")
+    assert response.status_code == 409
+    assert response.json() == {
+        "statusCode": 409,
+        "message": "The campaign stays paused: The number's quality rating is still RED.",
+    }
+    health(cloud_org, quality_rating="GREEN")
+    for _ in range(2):  # twice: the second changes nothing
+        response = api.post(f"/api/campaigns/{uuid}/resume")
+        assert response.status_code == 200, response.json()
+        assert response.json()["id"] == uuid
+    run_tasks()
+
+    data = shown(api, uuid)
+    assert (data["status"], data["paused_reason"], data["sent"]) == ("completed", None, 30)
+    to = [r.json["to"] for r in sends(graph)]
+    assert len(to) == len(set(to)) == 30
+
+
+def test_a_template_disabled_mid_campaign_pauses_it(api, cloud_org, graph, monkeypatch):
+    template = MessageTemplate.objects.create(
+        organization=cloud_org, name="order_update", language="en_US", status="APPROVED"
+    )
+    after_claims(
+        monkeypatch,
+        1,
+        lambda: MessageTemplate.objects.filter(pk=template.pk).update(status="DISABLED"),
+    )
+    uuid = create(api, phones=numbers(10), rate=10)
+    run_tasks()
+
+    data = shown(api, uuid)
+    assert (data["status"], data["paused_reason"]) == ("paused", "template_not_approved")
+    assert (len(sends(graph)), data["failed"], data["pending"]) == (1, 0, 9)
+    response = api.post(f"/api/campaigns/{uuid}/resume")
+    assert response.status_code == 409
+    assert "template is not approved" in response.json()["message"]
+
+    MessageTemplate.objects.filter(pk=template.pk).update(status="APPROVED")
+    assert api.post(f"/api/campaigns/{uuid}/resume").status_code == 200
+    run_tasks()
+    assert shown(api, uuid)["status"] == "completed"
+    assert len(sends(graph)) == 10
+
+
+def test_a_restricted_account_pauses_a_campaign_before_its_first_send(api, cloud_org, graph):
+    health(cloud_org, account_status="RESTRICTED")
+    uuid = create(api, phones=numbers(3))
+    run_tasks()
+
+    data = shown(api, uuid)
+    assert (data["status"], data["paused_reason"], data["pending"]) == (
+        "paused",
+        "account_restricted",
+        3,
+    )
+    assert sends(graph) == []
+
+
+def test_resume_is_refused_for_a_campaign_that_is_not_paused(api, api_b, cloud_org, graph):
+    uuid = create(api, phones=numbers(2))
+    run_tasks()
+    response = api.post(f"/api/campaigns/{uuid}/resume")
+    assert response.status_code == 409
+    assert response.json()["message"] == (
+        "Only a paused campaign can be resumed; this one is completed."
+    )
+    # Another organization's campaign is not found, for both actions.
+    assert api_b.post(f"/api/campaigns/{uuid}/resume").status_code == 404
+    assert api_b.post(f"/api/campaigns/{uuid}/retry-unknown").status_code == 404
+
+
+def test_cancel_a_paused_campaign_skips_the_rest(api, cloud_org, graph):
+    health(cloud_org, quality_rating="RED")
+    uuid = create(api, phones=numbers(3))
+    run_tasks()
+    assert api.post(f"/api/campaigns/{uuid}/cancel").status_code == 200
+    data = shown(api, uuid)
+    assert (data["status"], data["skipped"], data["pending"]) == ("cancelled", 3, 0)
+
+
+def test_a_messaging_limit_of_250_starts_250_new_conversations_and_the_rest_wait(
+    api, cloud_org, graph
+):
+    health(cloud_org, messaging_limit="TIER_250")
+    uuid = create(api, phones=numbers(300))
+    run_tasks()
+
+    assert len(sends(graph)) == 250
+    data = shown(api, uuid)
+    assert (data["status"], data["sent"], data["waiting"], data["pending"]) == (
+        "running",
+        250,
+        50,
+        0,
+    )
+    # Still full within the day: the minutely task leaves them waiting.
+    resume_campaigns.call()
+    run_tasks()
+    assert len(sends(graph)) == 250
+
+    # A day later the window has room again.
+    NewConversation.objects.update(started_at=timezone.now() - timedelta(hours=25))
+    Chat.objects.update(created_at=timezone.now() - timedelta(hours=25))
+    resume_campaigns.call()
+    run_tasks()
+    data = shown(api, uuid)
+    assert (data["status"], data["sent"], data["waiting"]) == ("completed", 300, 0)
+    to = [r.json["to"] for r in sends(graph)]
+    assert len(to) == len(set(to)) == 300
+
+
+def test_numbers_messaged_in_the_last_day_do_not_count_against_the_limit(api, cloud_org, graph):
+    uuid = create(api, phones=numbers(3))  # no limit known: all three go
+    run_tasks()
+    assert shown(api, uuid)["sent"] == 3
+
+    health(cloud_org, messaging_limit="TIER_250")
+    NewConversation.objects.bulk_create(
+        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        for n in range(250)
+    )
+    again = create(api, phones=numbers(5))
+    run_tasks()
+    data = shown(api, again)
+    # The three messaged today go; the two new ones wait for the full window.
+    assert (data["sent"], data["waiting"]) == (3, 2)
+    assert len(sends(graph)) == 6
+
+
+def test_waiting_recipients_wake_for_an_unlimited_number(api, cloud_org, graph):
+    health(cloud_org, messaging_limit="TIER_250")
+    NewConversation.objects.bulk_create(
+        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        for n in range(250)
+    )
+    uuid = create(api, phones=numbers(2))
+    run_tasks()
+    assert shown(api, uuid)["waiting"] == 2
+
+    health(cloud_org, messaging_limit="TIER_UNLIMITED")
+    assert wake_waiting() == 2
+    resume_campaigns.call()
+    run_tasks()
+    assert shown(api, uuid)["status"] == "completed"
+    assert len(sends(graph)) == 2
+
+
+def test_every_campaign_message_names_its_recipient_and_attempt(api, cloud_org, graph):
+    create(api, phones=numbers(2))
+    run_tasks()
+    recipients = {r.phone: r for r in Recipient.objects.all()}
+    assert {r.json["biz_opaque_callback_data"] for r in sends(graph)} == {
+        f"campaign-recipient:{r.pk}:1" for r in recipients.values()
+    }
+
+
+def test_a_status_webhook_settles_an_unknown_recipient(api, cloud_org, graph):
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    uuid = create(api, phones=numbers(2))
+    run_tasks()
+    recipient = Recipient.objects.order_by("id").first()
+    # As a worker that died after the request went out leaves it: no chat recorded.
+    Chat.objects.filter(pk=recipient.chat_id).delete()
+    Recipient.objects.filter(pk=recipient.pk).update(status=RecipientStatus.UNKNOWN, chat=None)
+    callback = f"campaign-recipient:{recipient.pk}:1"
+    assert shown(api, uuid)["unknown"] == 1
+
+    response = deliver(cloud_org, tracked_status("wamid.LOST1", "delivered", callback, "x"))
+    assert response.status_code == 200
+
+    recipient.refresh_from_db()
+    assert recipient.status == RecipientStatus.SENT
+    chat = Chat.objects.get(pk=recipient.chat_id)
+    assert (chat.wam_id, chat.status, chat.contact.phone) == (
+        "wamid.LOST1",
+        "delivered",
+        recipient.phone,
+    )
+    data = shown(api, uuid)
+    assert (data["unknown"], data["sent"], data["delivered"]) == (0, 2, 1)
+    # Delivered again: nothing changes.
+    assert (
+        deliver(cloud_org, tracked_status("wamid.LOST1", "delivered", callback, "x")).status_code
+        == 200
+    )
+    assert Chat.objects.filter(wam_id="wamid.LOST1").count() == 1
+
+
+def test_a_status_for_an_earlier_attempt_or_another_campaign_settles_nothing(api, cloud_org, graph):
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    create(api, phones=numbers(1))
+    run_tasks()
+    recipient = Recipient.objects.get()
+    Recipient.objects.filter(pk=recipient.pk).update(status=RecipientStatus.UNKNOWN, chat=None)
+    for callback in (f"campaign-recipient:{recipient.pk}:7", "campaign-recipient:x", "other"):
+        deliver(cloud_org, tracked_status(f"wamid.{callback}", "sent", callback, "x"))
+    recipient.refresh_from_db()
+    assert recipient.status == RecipientStatus.UNKNOWN
+
+
+def test_retry_unknown_sends_again_only_those_unknown_for_ten_minutes(api, cloud_org, graph):
+    uuid = create(api, phones=numbers(3))
+    run_tasks()
+    old, recent, sent = Recipient.objects.order_by("id")
+    Recipient.objects.filter(pk__in=[old.pk, recent.pk]).update(
+        status=RecipientStatus.UNKNOWN, chat=None
+    )
+    Recipient.objects.filter(pk=old.pk).update(claimed_at=timezone.now() - timedelta(minutes=11))
+
+    response = api.post(f"/api/campaigns/{uuid}/retry-unknown")
+    assert response.status_code == 200
+    assert response.json() == {
+        "statusCode": 200,
+        "id": uuid,
+        "message": "Request processed successfully",
+        "retried": 1,
+    }
+    assert api.post(f"/api/campaigns/{uuid}/retry-unknown").json()["retried"] == 0
+    assert shown(api, uuid)["status"] == "running"
+    run_tasks()
+
+    assert [r.json["to"] for r in sends(graph)].count(old.phone) == 2
+    assert [r.json["to"] for r in sends(graph)].count(recent.phone) == 1
+    data = shown(api, uuid)
+    assert (data["status"], data["sent"], data["unknown"]) == ("completed", 2, 1)
+    old.refresh_from_db()
+    assert old.attempts == 2
+    assert sends(graph)[-1].json["biz_opaque_callback_data"] == f"campaign-recipient:{old.pk}:2"
+
+
+def test_retry_unknown_is_refused_for_a_cancelled_campaign(api, cloud_org, graph):
+    uuid = create(api, phones=numbers(1), scheduled_at="2099-01-01T00:00:00Z")
+    api.post(f"/api/campaigns/{uuid}/cancel")
+    response = api.post(f"/api/campaigns/{uuid}/retry-unknown")
+    assert response.status_code == 409
+    assert "cancelled" in response.json()["message"]
+
+
+def test_an_api_send_names_its_chat(api, cloud_org, graph):
+    response = api.post("/api/send", {"phone": "+4915123456000", "message": "Hi"}, format="json")
+    assert response.status_code == 200, response.json()
+    chat = Chat.objects.get()
+    assert sends(graph)[0].json["biz_opaque_callback_data"] == f"chat:{chat.uuid}"
+    assert Campaign.objects.count() == 0
