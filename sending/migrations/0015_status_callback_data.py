@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0007_translated_names'),
-        ('sending', '0012_channel_health'),
+        ("sending", "0014_chat_source_sent_at"),
     ]
 
     operations = [
