@@ -97,9 +97,12 @@ def test_quality_red_mid_campaign_pauses_it_with_no_further_call_and_resume_cont
 
     data = shown(api, uuid)
     assert (data["status"], data["paused_reason"]) == ("paused", "quality_red")
+    # The second batch's send waits for its turn a tenth of a second on; the pause, found
+    # before the third batch, stops it unless its turn came first.
     sent_when_paused = len(sends(graph))
-    assert sent_when_paused == 2
-    assert data["failed"] == 0 and data["sent"] == 2 and data["pending"] == 28
+    assert sent_when_paused in (1, 2)
+    assert data["failed"] == 0 and data["sent"] == sent_when_paused
+    assert data["pending"] == 30 - sent_when_paused
     run_tasks()  # nothing runs for a paused campaign (the minutely look included)
     resume_campaigns.call()
     run_tasks()
