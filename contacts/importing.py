@@ -199,7 +199,10 @@ def import_rows(
         rows.append((number, row))
 
     update = contact_import.on_duplicate == OnDuplicate.UPDATE
-    live = Contact.objects.live().filter(organization_id=organization_id)
+    # `phone != ''` spelled out: PostgreSQL proves a partial index's condition from an
+    # IN list of at most 100 values, so without it a batch's look-up of 1,000 numbers
+    # walked every contact of the organization instead of the unique live-phone index.
+    live = Contact.objects.live().filter(organization_id=organization_id).exclude(phone="")
     phones = list(dict.fromkeys(row["phone"] for _n, row in rows))
     found = live.filter(phone__in=phones).order_by("phone")
     if update:

@@ -236,9 +236,6 @@ def contacts_for_phones(*, organization: Organization, phones: list[str]) -> dic
         return found
     try:
         with transaction.atomic():
-            # The total's row started first, if missing, from a count without the new
-            # contacts: started after them, it would count them once and each block again.
-            adjust_live_count(organization_id=organization.pk, contact_id=0, delta=0)
             created = Contact.objects.bulk_create(
                 [Contact(organization=organization, phone=phone) for phone in missing]
             )
