@@ -1,15 +1,115 @@
-"""Campaigns in the staff admin: their progress and counts, and a cancel action that goes
-through campaigns.services like the API's. Campaigns are created through the API."""
+"""Campaigns in the staff admin: created from a synced template (the add page), their
+progress and counts, and a cancel action, all through campaigns.services like the API's."""
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, pgettext_lazy
 
-from accounts.admin_scoping import OrganizationScopedAdmin
+from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, scoped_queryset
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus
 from campaigns.selectors import campaigns_with_counts
+from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
+from messaging_project.core.service_admin import adopt
+from sending.models import MessageTemplate
+
+PHONES_MAX = 10_000
+RATE_MIN, RATE_MAX = 1, 1000
+
+
+class CampaignCreateForm(forms.ModelForm):
+    """The API's campaign body: a synced template (with its parameters, as
+    /api/send/template takes them), a group or pasted numbers, a rate and a start."""
+
+    message_template = forms.ModelChoiceField(
+        queryset=MessageTemplate.objects.none(),
+        label=_("Template"),
+        help_text=_("From the templates synced from WhatsApp."),
+    )
+    components = forms.JSONField(
+        label=_("Template parameters"),
+        required=False,
+        help_text=_(
+            "The components with their parameters, as /api/send/template takes them, e.g. "
+            '[{"type": "body", "parameters": [{"type": "text", "text": "Ana"}]}].'
+        ),
+    )
+    numbers = forms.CharField(
+        label=_("Phone numbers"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=_("Instead of a group: one number a line (or separated by commas)."),
+    )
+
+    class Meta:
+        model = Campaign
+        fields = ["organization", "name", "contact_group", "rate", "scheduled_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rate"].required = False
+
+    def clean_rate(self):
+        rate = self.cleaned_data["rate"]
+        if rate is not None and not RATE_MIN <= rate <= RATE_MAX:
+            raise ValidationError(
+                gettext("The rate is %(low)d to %(high)d messages per second.")
+                % {"low": RATE_MIN, "high": RATE_MAX}
+            )
+        return rate
+
+    def clean_numbers(self):
+        phones = [
+            part.strip()
+            for part in self.cleaned_data["numbers"].replace(",", "\n").splitlines()
+            if part.strip()
+        ]
+        if len(phones) > PHONES_MAX:
+            raise ValidationError(
+                gettext("A campaign has at most %(count)d phone numbers.") % {"count": PHONES_MAX}
+            )
+        for phone in phones:
+            try:
+                normalize_phone(phone)
+            except InvalidPhoneNumber as error:
+                raise ValidationError(f"{phone}: {gettext(str(error))}") from None
+        return phones
+
+    def clean_scheduled_at(self):
+        value = self.cleaned_data["scheduled_at"]
+        if value is not None and value <= timezone.now():
+            raise ValidationError(gettext("The scheduled time must be in the future."))
+        return value
+
+    def clean(self):
+        data = super().clean()
+        group, phones = data.get("contact_group"), data.get("numbers")
+        if group and phones:
+            self.add_error("numbers", gettext("Choose a contact group or numbers, not both."))
+        elif not group and not phones and "numbers" not in self.errors:
+            self.add_error("numbers", gettext("Choose a contact group or paste numbers."))
+        if group is not None and not group.contacts.filter(deleted_at__isnull=True).exists():
+            self.add_error("contact_group", gettext("The contact group has no contacts."))
+        organization = data.get("organization") or getattr(self.instance, "organization", None)
+        for name in ("contact_group", "message_template"):
+            record = data.get(name)
+            if record and organization and record.organization_id != organization.pk:
+                self.add_error(name, gettext("This belongs to another organization."))
+        return data
+
+    def template_body(self) -> dict:
+        template = self.cleaned_data["message_template"]
+        body = {"name": template.name, "language": {"code": template.language}}
+        if self.cleaned_data.get("components"):
+            body["components"] = self.cleaned_data["components"]
+        return body
+
 
 COUNTS = [
     "total",
@@ -71,18 +171,59 @@ class CampaignAdmin(OrganizationScopedAdmin):
     def get_queryset(self, request):
         return campaigns_with_counts(super().get_queryset(request))
 
-    def has_add_permission(self, request):
-        return False
-
     def has_delete_permission(self, request, obj=None):
         return False
 
+    # The add page: the create form, saved by campaigns.services.create_campaign.
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None:
+            return super().get_form(request, obj, change, **kwargs)
+        form = super().get_form(request, obj, change, form=CampaignCreateForm, **kwargs)
+        templates = scoped_queryset(MessageTemplate.objects.all(), request)
+        form.base_fields["message_template"].queryset = templates.order_by("name", "language")
+        return form
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            fields = ["name", "message_template", "components", "contact_group", "numbers"]
+            fields += ["rate", "scheduled_at"]
+            return fields if is_scoped(request) else ["organization", *fields]
+        return self.fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return super().get_readonly_fields(request, obj) if obj is not None else []
+
     def save_through_service(self, request, obj, form, change):
-        return obj  # nothing on the page is editable; cancelling is the action
+        if change:
+            return obj  # nothing on the progress page is editable; cancelling is the action
+        data = form.cleaned_data
+        campaign = services.create_campaign(
+            organization=self.organization_for_new_record(request, form),
+            name=data["name"],
+            template=form.template_body(),
+            contact_group=data.get("contact_group"),
+            phones=data.get("numbers") or None,
+            scheduled_at=data.get("scheduled_at"),
+            rate=data.get("rate"),
+            created_by=request.user.pk,
+        )
+        adopt(obj, campaign)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # Straight to the new campaign's progress page.
+        self.message_user(request, gettext("The campaign was created."), messages.SUCCESS)
+        return HttpResponseRedirect(
+            reverse(
+                "admin:campaigns_campaign_change", args=[obj.pk], current_app=self.admin_site.name
+            )
+        )
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        extra_context = {**(extra_context or {}), "show_save": False}
-        extra_context.update(show_save_and_continue=False, show_save_and_add_another=False)
+        extra_context = {**(extra_context or {}), "show_save_and_add_another": False}
+        extra_context.update(show_save_and_continue=False)
+        if object_id is not None:
+            extra_context["show_save"] = False
         return super().changeform_view(request, object_id, form_url, extra_context)
 
     @admin.display(description=_("progress"))

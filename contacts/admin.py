@@ -3,17 +3,32 @@
 import re
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from accounts.admin_scoping import OrganizationRelatedFilter, OrganizationScopedAdmin
-from contacts import opt_outs, services
-from contacts.models import Contact, ContactGroup, OptOutWords
+from accounts.admin_scoping import (
+    OrganizationRelatedFilter,
+    OrganizationScopedAdmin,
+    is_scoped,
+    scoped_queryset,
+    staff_organization,
+)
+from accounts.models import Organization
+from contacts import imports, opt_outs, services, tasks
+from contacts.api.transfer import export_response
+from contacts.models import Contact, ContactGroup, ContactImport, OnDuplicate, OptOutWords
 from contacts.representations import ADDRESS_KEYS
 from messaging_project.core.phones import PHONE_CHARACTERS, InvalidPhoneNumber, normalize_phone
-from messaging_project.core.service_admin import adopt
+from messaging_project.core.service_admin import adopt, translated
+
+IMPORT_COUNTS = ["created", "updated", "skipped", "failed"]
 
 
 class ContactForm(forms.ModelForm):
@@ -125,6 +140,22 @@ class ContactAdmin(OrganizationScopedAdmin):
     def updated(self, contact):
         return contact.updated_at.date()
 
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "import/",
+                view(lambda request: import_contacts_view(self, request)),
+                name="contacts_contact_import",
+            ),
+            path(
+                "export/",
+                view(lambda request: export_contacts_view(self, request)),
+                name="contacts_contact_export",
+            ),
+            *super().get_urls(),
+        ]
+
     def get_search_results(self, request, queryset, search_term):
         # Phones are stored as digits: a term written only with a phone's characters,
         # "+49 151 234", finds 49151234...
@@ -214,3 +245,175 @@ class OptOutWordsAdmin(OrganizationScopedAdmin):
             start_words=form.cleaned_data["start_words"],
         )
         adopt(obj, words)
+
+
+class ContactImportForm(forms.Form):
+    """The admin's import: the API's file and options (contacts.imports reads the file)."""
+
+    organization = forms.ModelChoiceField(queryset=None, label=_("Organization"))
+    file = forms.FileField(label=_("CSV file"))
+    on_duplicate = forms.ChoiceField(
+        label=_("Numbers already there"),
+        choices=OnDuplicate.choices,
+        initial=OnDuplicate.SKIP,
+        help_text=_("Skip leaves those contacts as they are; update writes the file's values."),
+    )
+    contact_group = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        label=_("Contact group"),
+        help_text=_("Every imported contact joins it (a row's own group column wins)."),
+    )
+
+    def __init__(self, *args, organizations, groups, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["contact_group"].queryset = groups
+        if organizations is None:
+            del self.fields["organization"]
+        else:
+            self.fields["organization"].queryset = organizations
+
+    def clean(self):
+        data = super().clean()
+        organization, group = data.get("organization"), data.get("contact_group")
+        if organization and group and group.organization_id != organization.pk:
+            self.add_error("contact_group", gettext("This group belongs to another organization."))
+        upload = data.get("file")
+        if upload is not None:
+            try:
+                if upload.size > imports.MAX_BYTES:
+                    raise imports.refuse("file", imports.TOO_LARGE)
+                data["rows"] = imports.csv_rows(upload.read())
+            except imports.ImportRefused as refused:
+                self.add_error(None, translated(refused))
+        return data
+
+
+def import_contacts_view(model_admin: "ContactAdmin", request):
+    """Upload a file: read and checked here, imported by the same task as the API's, then
+    the import's progress page."""
+    if not model_admin.has_add_permission(request):
+        raise PermissionDenied
+    scoped = is_scoped(request)
+    organization = staff_organization(request)
+    form = ContactImportForm(
+        request.POST or None,
+        request.FILES or None,
+        organizations=None if scoped else Organization.objects.order_by("name"),
+        groups=scoped_queryset(ContactGroup.objects.all(), request),
+    )
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        contact_import = tasks.start_contact_import(
+            organization=organization if scoped else data["organization"],
+            rows=data["rows"],
+            on_duplicate=data["on_duplicate"],
+            contact_group=data["contact_group"],
+            file_name=data["file"].name or "",
+            created_by=request.user.pk,
+        )
+        model_admin.message_user(
+            request, gettext("The import has started; this page shows its progress.")
+        )
+        return HttpResponseRedirect(
+            reverse("admin:contacts_contactimport_change", args=[contact_import.pk])
+        )
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": gettext("Import contacts"),
+        "form": form,
+    }
+    return TemplateResponse(request, "admin/contacts/contact/import.html", context)
+
+
+def export_contacts_view(model_admin: "ContactAdmin", request):
+    """Every live contact of the staff member's organization (a superuser names one with
+    ?organization=ID), streamed as the API's export is."""
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    if is_scoped(request):
+        organization = staff_organization(request)
+    else:
+        organization = Organization.objects.filter(
+            pk=request.GET.get("organization")
+            if request.GET.get("organization", "").isdigit()
+            else None
+        ).first()
+        if organization is None:
+            model_admin.message_user(
+                request,
+                gettext("Choose an organization in the filter on the right first."),
+                messages.WARNING,
+            )
+            return HttpResponseRedirect(reverse("admin:contacts_contact_changelist"))
+    return export_response(organization.pk)
+
+
+@admin.register(ContactImport)
+class ContactImportAdmin(OrganizationScopedAdmin):
+    """Imports and their progress: read only; an import is started from the contacts list."""
+
+    list_display = ["__str__", "status", "total", "processed", *IMPORT_COUNTS, "created_at"]
+    list_filter = ["status"]
+    search_fields = ["file_name"]
+    ordering = ["-id"]
+    fields = [
+        "organization",
+        "file_name",
+        "status",
+        "progress",
+        "on_duplicate",
+        "contact_group",
+        "total",
+        *IMPORT_COUNTS,
+        "created_at",
+        "started_at",
+        "finished_at",
+        "failed_rows",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("rows")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_through_service(self, request, obj, form, change):
+        return obj  # nothing on the page is editable
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "show_save": False}
+        extra_context.update(show_save_and_continue=False, show_save_and_add_another=False)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    @admin.display(description=_("progress"))
+    def progress(self, contact_import):
+        percent = (
+            round(100 * contact_import.processed / contact_import.total)
+            if contact_import.total
+            else 0
+        )
+        return format_html(
+            '<progress value="{}" max="{}"></progress> {}%',
+            contact_import.processed,
+            contact_import.total or 1,
+            percent,
+        )
+
+    @admin.display(description=_("failed rows"))
+    def failed_rows(self, contact_import):
+        if not contact_import.errors:
+            return "-"
+        return format_html_join(
+            "\n",
+            "<div>{}: {} {}</div>",
+            (
+                (error["row"], error["phone"], gettext(error["message"]))
+                for error in contact_import.errors
+            ),
+        )

@@ -2,7 +2,7 @@
 
 from django.db import models
 from django.db.models import Q
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import OrganizationRecord
@@ -55,6 +55,8 @@ class Contact(OrganizationRecord):
     # Set by an inbound STOP (or the organization's own words) and by the channel's error
     # 131050; an inbound START clears it. Campaigns skip opted-out contacts.
     opted_out = models.BooleanField(_("opted out"), default=False)
+    # What an import's extra columns held (a spreadsheet's "City", "Plan"...), by column.
+    metadata = models.JSONField(_("metadata"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
@@ -112,6 +114,65 @@ class ContactBlock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.live} live contacts in block {self.block}"
+
+
+class ImportStatus(models.TextChoices):
+    PENDING = "pending", pgettext_lazy("import status", "pending")
+    RUNNING = "running", pgettext_lazy("import status", "running")
+    COMPLETED = "completed", pgettext_lazy("import status", "completed")
+    FAILED = "failed", pgettext_lazy("import status", "failed")
+
+
+class OnDuplicate(models.TextChoices):
+    SKIP = "skip", pgettext_lazy("on duplicate", "skip")
+    UPDATE = "update", pgettext_lazy("on duplicate", "update")
+
+
+class ContactImport(OrganizationRecord):
+    """One bulk import of contacts (a CSV file or a JSON list), done by a task in batches.
+
+    The rows are read and checked when the file comes (contacts/imports.py) and kept here
+    until the import is done; `processed` counts the rows already imported, written in
+    the same transaction as each batch, so a task run again carries on from there.
+    """
+
+    status = models.CharField(
+        _("status"), max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING
+    )
+    file_name = models.CharField(_("file name"), max_length=255, blank=True, default="")
+    on_duplicate = models.CharField(
+        _("on duplicate"), max_length=8, choices=OnDuplicate.choices, default=OnDuplicate.SKIP
+    )
+    contact_group = models.ForeignKey(
+        ContactGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("contact group"),
+    )
+    # [row number, {field: value}] for each row; emptied once the import is done.
+    rows = models.JSONField(_("rows"), default=list, blank=True)
+    total = models.PositiveIntegerField(pgettext_lazy("import count", "total"), default=0)
+    processed = models.PositiveIntegerField(pgettext_lazy("import count", "processed"), default=0)
+    created = models.PositiveIntegerField(pgettext_lazy("import count", "created"), default=0)
+    updated = models.PositiveIntegerField(pgettext_lazy("import count", "updated"), default=0)
+    skipped = models.PositiveIntegerField(pgettext_lazy("import count", "skipped"), default=0)
+    failed = models.PositiveIntegerField(pgettext_lazy("import count", "failed"), default=0)
+    # The first ERRORS_KEPT failing rows: {"row", "phone", "message"}.
+    errors = models.JSONField(_("errors"), default=list, blank=True)
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    ERRORS_KEPT = 1000
+
+    class Meta(OrganizationRecord.Meta):
+        verbose_name = _("contact import")
+        verbose_name_plural = _("contact imports")
+
+    def __str__(self) -> str:
+        return self.file_name or str(self.uuid)
 
 
 class OptOutWords(models.Model):

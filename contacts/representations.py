@@ -4,7 +4,7 @@ events and the admin alike."""
 from datetime import datetime
 from typing import Any
 
-from contacts.models import Contact, ContactGroup
+from contacts.models import Contact, ContactGroup, ContactImport
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
 from messaging_project.core.phones import formatted_phone
 
@@ -35,6 +35,8 @@ def contact_data(contact: Contact) -> dict[str, Any]:
         # The business-scoped user id WhatsApp gave (docs/webhooks.md); for a user whose
         # number WhatsApp withholds, the one thing that tells the contact apart.
         "user_id": contact.user_id,
+        # An import's extra columns, JSON-encoded like the address; null when none.
+        "metadata": json_text(contact.metadata) if contact.metadata else None,
         "created_by": contact.created_by,
         "created_at": laravel_datetime(contact.created_at),
         "updated_at": laravel_datetime(contact.updated_at),
@@ -66,3 +68,49 @@ def deleted_contact_data(contact: Contact, deleted_at: datetime) -> dict[str, An
 def deleted_group_data(group: ContactGroup, deleted_at: datetime) -> dict[str, Any]:
     """What a group.deleted event carries, in the groups' own date style."""
     return {"uuid": str(group.uuid), "deleted_at": iso_datetime(deleted_at)}
+
+
+def contact_import_data(contact_import: ContactImport, *, with_errors: bool = True) -> dict:
+    """An import's progress, as GET /api/contacts/imports/{uuid} shows it (the
+    contacts.imported event leaves the errors out)."""
+    data = {
+        "uuid": str(contact_import.uuid),
+        "status": contact_import.status,
+        "on_duplicate": contact_import.on_duplicate,
+        "total": contact_import.total,
+        "processed": contact_import.processed,
+        "created": contact_import.created,
+        "updated": contact_import.updated,
+        "skipped": contact_import.skipped,
+        "failed": contact_import.failed,
+        "created_at": iso_datetime(contact_import.created_at),
+        "started_at": iso_datetime(contact_import.started_at),
+        "finished_at": iso_datetime(contact_import.finished_at),
+    }
+    if with_errors:
+        data["errors"] = contact_import.errors
+    return data
+
+
+# The export's columns: the import's own, so that an export imports back as it was.
+EXPORT_COLUMNS = ["first_name", "last_name", "phone", "email", "group", "metadata"]
+
+
+def export_row(
+    first_name: str | None,
+    last_name: str | None,
+    phone: str,
+    email: str | None,
+    group: str | None,
+    metadata: dict | None,
+) -> list[str]:
+    """One contact as a row of the export: the number with its plus, the group by name,
+    the metadata as a JSON object (empty when there is none)."""
+    return [
+        first_name or "",
+        last_name or "",
+        f"+{phone}" if phone else "",
+        email or "",
+        group or "",
+        json_text(metadata) if metadata else "",
+    ]

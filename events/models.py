@@ -32,6 +32,8 @@ class Event(models.TextChoices):
     CONTACT_CREATED = "contact.created", _("Contact created")
     CONTACT_UPDATED = "contact.updated", _("Contact updated")
     CONTACT_DELETED = "contact.deleted", _("Contact deleted")
+    # One per import, when it ends, instead of a contact.created for each of its rows.
+    CONTACTS_IMPORTED = "contacts.imported", _("Contacts imported")
     GROUP_CREATED = "group.created", _("Group created")
     GROUP_UPDATED = "group.updated", _("Group updated")
     GROUP_DELETED = "group.deleted", _("Group deleted")

@@ -10,11 +10,23 @@ the fields documented here.
 
 from drf_spectacular.extensions import OpenApiViewExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import serializers
 
-from contacts.api.serializers import ContactGroupInputSerializer, ContactInputSerializer
+from contacts.api.serializers import (
+    ContactGroupInputSerializer,
+    ContactImportOptionsSerializer,
+    ContactInputSerializer,
+)
+from contacts.models import ImportStatus, OnDuplicate
 from messaging_project.api.schema import (
+    ERRORS,
+    HEADERS,
     ISO_DATETIME,
     LARAVEL_DATETIME,
     RESOURCE_DOC,
@@ -42,6 +54,10 @@ class ContactRecordSerializer(RecordSerializer):
         null=True,
     )
     contact_group_id = integer(null=True)
+    metadata = text(
+        "A JSON-encoded object: what an import's extra columns held, by column; or null.",
+        null=True,
+    )
     is_favorite = serializers.ChoiceField(choices=[0, 1])
     opted_out = integer(
         "0 or 1: 1 when the contact opted out of campaigns (an inbound STOP, or the "
@@ -120,4 +136,107 @@ class ContactGroupViewSchema(OpenApiViewExtension):
             edit_serializer=ContactGroupEditSerializer,
         ),
         f"Contact groups. Deleting a group detaches its contacts. {RESOURCE_DOC}",
+    )
+
+
+# Bulk contacts: the import, its progress and the export (docs/contacts.md).
+
+
+class ContactImportErrorSerializer(serializers.Serializer):
+    row = integer(
+        "The row's number: in a CSV file, its row as a spreadsheet shows it (the header "
+        "is row 1); in a JSON list, its position from 1."
+    )
+    phone = text("The phone as the row gave it.")
+    message = text("Why the row was not imported.")
+
+
+class ContactImportRecordSerializer(serializers.Serializer):
+    uuid = serializers.UUIDField()
+    status = text("One of: " + ", ".join(ImportStatus.values) + ".")
+    on_duplicate = serializers.ChoiceField(choices=OnDuplicate.values)
+    total = integer("Rows in the file (blank lines left out).")
+    processed = integer("Rows done so far.")
+    created = integer("New contacts.")
+    updated = integer("Rows that updated a contact (on_duplicate `update`).")
+    skipped = integer("Rows of numbers the organization had, or the file repeated.")
+    failed = integer("Rows not imported (see errors).")
+    created_at = text(ISO_DATETIME)
+    started_at = text(ISO_DATETIME, null=True)
+    finished_at = text(ISO_DATETIME, null=True)
+    errors = ContactImportErrorSerializer(many=True, help_text="The first 1,000 failed rows.")
+
+
+class ContactImportStartedSerializer(serializers.Serializer):
+    class Started(serializers.Serializer):
+        uuid = serializers.UUIDField()
+        status = text("`pending`: the import waits for a worker.")
+
+    data = Started()
+
+
+class ContactImportJsonSerializer(serializers.Serializer):
+    contacts = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The contacts: first_name, last_name, phone, email, group (a group's "
+        "name, created when missing); other keys, and `metadata` (an object), are kept in "
+        "the contact's metadata. At most 200,000.",
+    )
+    on_duplicate = serializers.ChoiceField(choices=OnDuplicate.values, default=OnDuplicate.SKIP)
+    contact_group = serializers.UUIDField(required=False, allow_null=True)
+
+
+class ContactImportFileSerializer(ContactImportOptionsSerializer):
+    contacts = None
+
+
+ContactImportDetail = detail_of(ContactImportRecordSerializer, "ContactImportDetail")
+BODY_ERRORS = (400, 401, 413, 415, 429, 503)
+
+
+class ContactTransferViewSchema(OpenApiViewExtension):
+    target_class = "contacts.api.transfer.ContactTransferViewSet"
+    view_replacement = documented(
+        extend_schema_view(
+            start_import=extend_schema(
+                summary="Import contacts (a CSV file or a JSON list), in the background",
+                request={
+                    "multipart/form-data": ContactImportFileSerializer,
+                    "application/json": ContactImportJsonSerializer,
+                },
+                responses={
+                    202: ContactImportStartedSerializer,
+                    **{code: ERRORS[code] for code in BODY_ERRORS},
+                },
+                parameters=list(HEADERS),
+            ),
+            show_import=extend_schema(
+                summary="Show an import's progress and failed rows",
+                responses={
+                    200: ContactImportDetail,
+                    **{c: ERRORS[c] for c in (401, 404, 429, 503)},
+                },
+                parameters=list(HEADERS),
+            ),
+            export=extend_schema(
+                summary="Export every live contact as CSV (streamed)",
+                responses={
+                    (200, "text/csv"): OpenApiResponse(
+                        OpenApiTypes.STR,
+                        "A header row `first_name,last_name,phone,email,group,metadata`, "
+                        "then one row per live contact by id: the phone with its plus, the "
+                        "group by name, the metadata as a JSON object.",
+                    ),
+                    **{c: ERRORS[c] for c in (401, 429, 503)},
+                },
+                parameters=list(HEADERS),
+            ),
+        ),
+        "Contacts in bulk (docs/contacts.md). An import is checked whole when it comes (a "
+        "file that cannot be read is a 400 and changes nothing), then run by a task; each "
+        "row that cannot be imported is reported, the others are. A CSV file's header "
+        "names its columns (first_name, last_name, phone, email, group, in any order and "
+        "case, with or without spaces or underscores); other columns are kept in the "
+        "contact's metadata. UTF-8 (with or without BOM) or Latin-1; comma, semicolon or "
+        "tab. At most 20 MB and 200,000 rows.",
     )

@@ -44,6 +44,8 @@ def body_too_large(request) -> bool:
     except ValueError:
         return False
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if request.path.rstrip("/") in settings.LARGE_BODY_PATHS:
+        limit = settings.LARGE_BODY_MAX_SIZE
     return limit is not None and length > limit
 
 

@@ -8,6 +8,7 @@ from django.test import Client
 
 from accounts.services import create_staff_user
 from campaigns.models import Campaign
+from contacts.models import ContactImport
 from events.models import Endpoint
 from sending.models import Channel, Chat, MessageTemplate
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
@@ -97,6 +98,9 @@ def make_records(organization, word: str) -> dict:
             template={"name": "welcome", "language": {"code": "en_US"}},
             phones=["+4915123456000"],
             rate=80,
+        ),
+        "contactimport": ContactImport.objects.create(
+            organization=organization, file_name=f"{word.lower()}.csv", total=1
         ),
     }
 

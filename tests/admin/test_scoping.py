@@ -22,6 +22,7 @@ MODELS = {
     "messagetemplate": "sending",
     "campaign": "campaigns",
     "endpoint": "events",
+    "contactimport": "contacts",
 }
 EDITABLE = ["contact", "contactgroup", "cannedreply", "endpoint"]
 # The text each kind of record shows in a list, per organization.
@@ -33,6 +34,7 @@ MARKERS = {
     "messagetemplate": ("alpha_welcome", "bravo_welcome"),
     "campaign": ("Alpha campaign", "Bravo campaign"),
     "endpoint": ("https://alpha.example/hook", "https://bravo.example/hook"),
+    "contactimport": ("alpha.csv", "bravo.csv"),
 }
 
 

@@ -52,6 +52,7 @@ def test_contact_shape_is_exactly_api_md(api, org_a):
         "is_favorite",
         "opted_out",  # beyond api.md: campaigns skip opted-out contacts
         "user_id",  # beyond api.md: WhatsApp's business-scoped user id, or ""
+        "metadata",  # beyond api.md: an import's extra columns, JSON-encoded, or null
         "created_by",
         "created_at",
         "updated_at",

@@ -3,16 +3,20 @@
 alone fails here."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from contacts.api.schema import (
     ContactDetail,
     ContactGroupDetail,
     ContactGroupPage,
     ContactGroupRecordSerializer,
+    ContactImportDetail,
+    ContactImportStartedSerializer,
     ContactPage,
     ContactRecordSerializer,
 )
 from contacts.representations import contact_data, contact_group_data
+from tests.background import run_tasks
 from tests.factories import ContactFactory, ContactGroupFactory
 from tests.shapes import assert_documented
 
@@ -52,3 +56,13 @@ def test_the_group_list_and_one_group_are_exactly_as_documented(api, org_a):
 
     assert_documented(api.get("/api/contact-groups").json(), ContactGroupPage())
     assert_documented(api.get(f"/api/contact-groups/{group.uuid}").json(), ContactGroupDetail())
+
+
+def test_an_import_is_exactly_the_documented_detail(api, org_a):
+    upload = SimpleUploadedFile("c.csv", b"phone\n+14155552671\nnope\n")
+    started = api.post("/api/contacts/import", {"file": upload}, format="multipart").json()
+    assert_documented(started, ContactImportStartedSerializer())
+    run_tasks()
+    detail = api.get(f"/api/contacts/imports/{started['data']['uuid']}").json()
+    assert detail["data"]["failed"] == 1
+    assert_documented(detail, ContactImportDetail())

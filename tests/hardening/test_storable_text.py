@@ -88,6 +88,12 @@ VALID_BODIES = {
         "last_name": "Lovelace",
         "email": "ada@example.com",
     },
+    # A bad value inside a contact fails that row, reported by the import (tests/contacts).
+    ("post", "/api/contacts/import"): {
+        "contacts": [{"phone": PHONE, "first_name": "Ada"}],
+        "on_duplicate": "skip",
+        "contact_group": "00000000-0000-0000-0000-000000000000",
+    },
     # Both kinds of recipients, for the schema's every field; one is left out when sent.
     ("post", "/api/campaigns"): {
         "name": "Spring sale",

@@ -1,0 +1,105 @@
+"""Contacts in bulk over the API: the import (a CSV file or a JSON list, run by a task)
+with its progress, and the export, streamed as CSV (docs/contacts.md)."""
+
+import csv
+import uuid
+
+from django.http import StreamingHttpResponse
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.viewsets import GenericViewSet
+
+from contacts import imports, selectors, tasks
+from contacts.api.serializers import ContactImportOptionsSerializer
+from contacts.models import ContactImport
+from contacts.representations import EXPORT_COLUMNS, contact_import_data, export_row
+from messaging_project.api.parsers import JSONObjectParser
+from messaging_project.api.viewsets import OrganizationScopedMixin
+
+# Rows written to the response at a time: one chunk of the stream.
+EXPORT_ROWS_PER_CHUNK = 500
+
+
+class Echo:
+    """What csv.writer writes to: the line itself, handed back."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def export_lines(organization_id: int):
+    writer = csv.writer(Echo())
+    yield writer.writerow(EXPORT_COLUMNS)
+    lines = []
+    for values in selectors.export_rows(organization_id=organization_id):
+        lines.append(writer.writerow(export_row(*values)))
+        if len(lines) == EXPORT_ROWS_PER_CHUNK:
+            yield "".join(lines)
+            lines = []
+    if lines:
+        yield "".join(lines)
+
+
+def export_response(organization_id: int, file_name: str = "contacts.csv"):
+    response = StreamingHttpResponse(
+        export_lines(organization_id), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    return response
+
+
+def import_rows(options: dict) -> tuple[list[list], str]:
+    """The rows of the file or JSON list sent, and the file's name; a 400 on `file` or
+    `contacts` when the whole of it is unusable."""
+    try:
+        if "file" in options:
+            upload = options["file"]
+            if upload.size > imports.MAX_BYTES:
+                raise imports.refuse("file", imports.TOO_LARGE)
+            return imports.csv_rows(upload.read()), upload.name or ""
+        return imports.json_rows(options["contacts"]), ""
+    except imports.ImportRefused as refused:
+        raise ApiValidationError(refused.message_dict) from None
+
+
+class ContactTransferViewSet(OrganizationScopedMixin, GenericViewSet):
+    queryset = ContactImport.objects.live().defer("rows")
+    # A file comes as multipart/form-data, a list of contacts as JSON.
+    parser_classes = [JSONObjectParser, MultiPartParser]
+
+    # Routed in contacts/api/urls.py; @action marks them for the OpenAPI description.
+    @action(detail=False, methods=["post"])
+    def start_import(self, request):
+        serializer = ContactImportOptionsSerializer(
+            data=request.data, context={"request": request, "organization": self.organization}
+        )
+        serializer.is_valid(raise_exception=True)
+        options = serializer.validated_data
+        rows, file_name = import_rows(options)
+        contact_import = tasks.start_contact_import(
+            organization=self.organization,
+            rows=rows,
+            on_duplicate=options["on_duplicate"],
+            contact_group=options.get("contact_group"),
+            file_name=file_name,
+        )
+        data = {"uuid": str(contact_import.uuid), "status": contact_import.status}
+        return Response({"data": data}, status=202)
+
+    @action(detail=False, methods=["get"])
+    def show_import(self, request, import_uuid=None):
+        try:
+            value = uuid.UUID(str(import_uuid))
+        except ValueError:
+            raise NotFound() from None
+        contact_import = self.get_queryset().filter(uuid=value).first()
+        if contact_import is None:
+            raise NotFound()
+        return Response({"data": contact_import_data(contact_import)})
+
+    @action(detail=False, methods=["get"])
+    def export(self, request):
+        return export_response(self.organization.pk)

@@ -1,0 +1,198 @@
+"""Reading a contacts import: a CSV file as spreadsheets write them, or a JSON list.
+
+Everything that can make a whole file unusable is found here, before anything is
+stored: the encoding (UTF-8 with or without a byte-order mark; anything else is read as
+Latin-1, as spreadsheets on Windows export it), the delimiter (comma, semicolon or tab,
+chosen by the header row), the header (it must name a phone column), the size and the
+number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The rows'
+own values (a bad phone, a bad email) are checked row by row when the import runs
+(contacts.services.import_rows), so that one bad row does not stop the others.
+
+A row is `[number, {field: value}]`: the five known fields under their own names and,
+under `metadata`, the other columns by their header as written, with their text.
+"""
+
+import csv
+import io
+import json
+import re
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop
+
+# The largest file (and JSON body) taken, and the most rows; the web server and the API's
+# body limit let a request this large through to the import alone (settings).
+MAX_BYTES = 20 * 1024 * 1024
+MAX_ROWS = 200_000
+
+FIELDS = ("first_name", "last_name", "phone", "email", "group")
+# Header names as matched: lower case, without spaces, underscores or hyphens.
+COLUMNS = {
+    "firstname": "first_name",
+    "lastname": "last_name",
+    "phone": "phone",
+    "phonenumber": "phone",
+    "email": "email",
+    "group": "group",
+    "contactgroup": "group",
+    "metadata": "metadata",
+}
+DELIMITERS = (",", ";", "\t")
+
+# In English, the API's language; marked so that the admin shows them translated.
+NOT_CSV = gettext_noop("The file is not a CSV text file.")
+EMPTY_FILE = gettext_noop("The file holds no contacts.")
+TOO_LARGE = gettext_noop("The file is larger than 20 MB.")
+TOO_MANY_ROWS = gettext_noop("An import holds at most 200,000 contacts.")
+NO_PHONE_COLUMN = gettext_noop(
+    "The file's first row must name its columns, one of them phone "
+    "(first_name, last_name, phone, email, group)."
+)
+REPEATED_COLUMN = gettext_noop("The column %(column)s appears twice.")
+UNREADABLE_CSV = gettext_noop("The file could not be read as CSV: %(reason)s.")
+NOT_A_LIST = gettext_noop("Send the contacts as a list of objects.")
+NOT_AN_OBJECT = gettext_noop("Each contact must be an object.")
+NOT_TEXT = gettext_noop("The field %(field)s of contact %(row)s must be text or a number.")
+
+Row = list  # [number, {field: value}]
+
+
+class ImportRefused(ValidationError):
+    """The whole file is unusable; nothing was stored."""
+
+
+def refuse(field: str, message: str, **params: Any) -> ImportRefused:
+    return ImportRefused({field: [ValidationError(message, params=params or None)]})
+
+
+def column_key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name.strip().lower())
+
+
+def decoded(data: bytes) -> str:
+    """The file's text: UTF-8 (a byte-order mark dropped), else Latin-1."""
+    if b"\x00" in data:  # UTF-16, a spreadsheet's binary format, an image...
+        raise refuse("file", NOT_CSV)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def header_of(text: str, delimiter: str) -> list[str]:
+    first = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+    return [name.strip() for name in first]
+
+
+def chosen_delimiter(text: str) -> str:
+    """The delimiter whose header row names a phone column; of several, the one giving
+    the most columns (a header `phone;name,surname` is two columns by semicolon)."""
+    found = []
+    for delimiter in DELIMITERS:
+        header = header_of(text, delimiter)
+        if any(COLUMNS.get(column_key(name)) == "phone" for name in header):
+            found.append((len(header), delimiter))
+    if not found:
+        raise refuse("file", NO_PHONE_COLUMN)
+    return max(found)[1]
+
+
+def csv_rows(data: bytes) -> list[Row]:
+    """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
+    if len(data) > MAX_BYTES:
+        raise refuse("file", TOO_LARGE)
+    text = decoded(data)
+    if not text.strip():
+        raise refuse("file", EMPTY_FILE)
+    delimiter = chosen_delimiter(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows: list[Row] = []
+    try:
+        header = [name.strip() for name in next(reader)]
+        fields = header_fields(header)
+        for record in reader:
+            if not any(value.strip() for value in record):
+                continue  # a blank line
+            if len(rows) >= MAX_ROWS:
+                raise refuse("file", TOO_MANY_ROWS)
+            # The spreadsheet's row number: the header is row 1.
+            rows.append([reader.line_num, row_values(fields, header, record)])
+    except csv.Error as error:
+        raise refuse("file", UNREADABLE_CSV, reason=str(error)) from None
+    if not rows:
+        raise refuse("file", EMPTY_FILE)
+    return rows
+
+
+def header_fields(header: list[str]) -> list[str | None]:
+    """The field of each column: a known one, or None (kept in metadata)."""
+    fields: list[str | None] = []
+    for name in header:
+        field = COLUMNS.get(column_key(name))
+        if field is not None and field in fields:
+            raise refuse("file", REPEATED_COLUMN, column=name)
+        fields.append(field)
+    return fields
+
+
+def row_values(fields: list[str | None], header: list[str], record: list[str]) -> dict:
+    values: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+    for field, name, value in zip(fields, header, record, strict=False):
+        value = value.strip()
+        if field == "metadata":
+            metadata.update(metadata_object(value))
+        elif field is not None:
+            values[field] = value
+        elif value and name:
+            metadata[name] = value
+    if metadata:
+        values["metadata"] = metadata
+    return values
+
+
+def metadata_object(value: str) -> dict:
+    """A `metadata` column as the export writes it: a JSON object (else kept as text)."""
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return {"metadata": value}
+    return parsed if isinstance(parsed, dict) else {"metadata": value}
+
+
+def json_rows(contacts: Any) -> list[Row]:
+    """The rows of a JSON import, `{"contacts": [{...}, ...]}`: the same fields, matched
+    as headers are, and any other key kept in metadata (as is `metadata`, an object)."""
+    if not isinstance(contacts, list) or not contacts:
+        raise refuse("contacts", NOT_A_LIST)
+    if len(contacts) > MAX_ROWS:
+        raise refuse("contacts", TOO_MANY_ROWS)
+    rows: list[Row] = []
+    for number, contact in enumerate(contacts, start=1):
+        if not isinstance(contact, dict):
+            raise refuse("contacts", NOT_AN_OBJECT)
+        values: dict[str, Any] = {}
+        metadata: dict[str, Any] = {}
+        for name, value in contact.items():
+            field = COLUMNS.get(column_key(str(name)))
+            if field == "metadata" and isinstance(value, dict):
+                metadata.update(value)
+            elif field is not None and field != "metadata":
+                values[field] = json_text(value, field=str(name), row=number)
+            elif value is not None:
+                metadata[str(name)] = value
+        if metadata:
+            values["metadata"] = metadata
+        rows.append([number, values])
+    return rows
+
+
+def json_text(value: Any, *, field: str, row: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise refuse("contacts", NOT_TEXT, field=field, row=row)
+    return str(value).strip()

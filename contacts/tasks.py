@@ -1,0 +1,39 @@
+"""Contacts' background work: bulk imports (contacts/importing.py)."""
+
+from django.db import transaction
+from django_tasks import task
+
+from accounts.models import Organization
+from contacts import importing
+from contacts.models import ContactGroup, ContactImport, OnDuplicate
+
+
+@task()
+def run_contact_import(import_id: int) -> str:
+    """Import a stored import's rows, carrying on from its last batch; its status."""
+    return importing.run_contact_import(import_id=import_id)
+
+
+def start_contact_import(
+    *,
+    organization: Organization,
+    rows: list[list],
+    on_duplicate: str = OnDuplicate.SKIP,
+    contact_group: ContactGroup | None = None,
+    file_name: str = "",
+    created_by: int = 0,
+) -> ContactImport:
+    """Store the rows read from a file (contacts.imports) and enqueue their import, in
+    one transaction. The API and the admin both start imports here."""
+    with transaction.atomic():
+        contact_import = ContactImport.objects.create(
+            organization=organization,
+            rows=rows,
+            total=len(rows),
+            on_duplicate=on_duplicate,
+            contact_group=contact_group,
+            file_name=file_name[:255],
+            created_by=created_by,
+        )
+        run_contact_import.enqueue(contact_import.pk)
+    return contact_import
