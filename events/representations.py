@@ -11,6 +11,7 @@ def endpoint_data(endpoint: Endpoint) -> dict[str, Any]:
         "uuid": str(endpoint.uuid),
         "url": endpoint.url,
         "events": list(endpoint.events),
+        "format": endpoint.format,
         "is_active": endpoint.is_active,
         "disabled_reason": endpoint.disabled_reason or None,
         "secret": endpoint.secret,

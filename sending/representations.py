@@ -152,3 +152,28 @@ def template_data(template: MessageTemplate) -> dict[str, Any]:
         "created_at": laravel_datetime(template.created_at),
         "updated_at": laravel_datetime(template.updated_at),
     }
+
+
+def send_response_data(
+    sent: Chat,
+    *,
+    phone_input: str,
+    wa_id: str,
+    chat: dict[str, Any],
+    message_status: bool,
+    messaging_product: str = "whatsapp",
+) -> dict[str, Any]:
+    """The inner object of the send endpoints' answer (api.md), which the original
+    product's message.sent event carries too (`message_status`: shown)."""
+    message: dict[str, Any] = {"id": sent.wam_id}
+    if message_status:
+        message["message_status"] = sent.status
+    return {
+        "success": True,
+        "data": {
+            "messaging_product": messaging_product,
+            "contacts": [{"input": phone_input, "wa_id": wa_id}],
+            "messages": [message],
+            "chat": chat,
+        },
+    }

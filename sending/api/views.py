@@ -24,7 +24,13 @@ from sending.api.serializers import (
 from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
 from sending.gateway.base import NOT_CONFIGURED
 from sending.models import Chat, MediaState, MessageTemplate
-from sending.representations import chat_data, chat_detail, chat_record, template_data
+from sending.representations import (
+    chat_data,
+    chat_detail,
+    chat_record,
+    send_response_data,
+    template_data,
+)
 from sending.services.media import download_name
 
 # The contract's status for each way the channel can fail (contract.md, section 1).
@@ -86,21 +92,17 @@ def channel_errors() -> Iterator[None]:
 
 
 def send_response(result: services.SendResult, *, chat: dict[str, Any], template: bool) -> Response:
-    message: dict[str, Any] = {"id": result.chat.wam_id}
-    if template:
-        message["message_status"] = result.chat.status
     return Response(
         {
             "statusCode": 200,
-            "data": {
-                "success": True,
-                "data": {
-                    "messaging_product": result.answer.get("messaging_product", "whatsapp"),
-                    "contacts": [{"input": result.phone_input, "wa_id": result.wa_id}],
-                    "messages": [message],
-                    "chat": chat,
-                },
-            },
+            "data": send_response_data(
+                result.chat,
+                phone_input=result.phone_input,
+                wa_id=result.wa_id,
+                chat=chat,
+                message_status=template,
+                messaging_product=result.answer.get("messaging_product", "whatsapp"),
+            ),
         }
     )
 

@@ -9,7 +9,7 @@ The webhook and the send meet on the message id: both hold a lock on it
 that whichever commits second sees the first one's row.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -49,9 +49,11 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     listeners = status_listeners(chats[event.wam_id] for event in events)
     moved: list[int] = []
     highest: dict[int, str] = {}
+    causes: dict[int, Any] = {}  # each chat's event that set its status, for the events
     for event in events:
         chat = chats[event.wam_id]
         if event.status == ChatStatus.FAILED:
+            causes[chat.pk] = event
             Chat.objects.filter(pk=chat.pk).update(
                 status=ChatStatus.FAILED,
                 error_code=event.error_code,
@@ -64,13 +66,14 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
             current = highest.get(chat.pk)
             if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
                 highest[chat.pk] = event.status
+                causes[chat.pk] = event
     for status in FORWARD:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
             moving = Chat.objects.filter(pk__in=ids, status__in=lower)
             moved += move_forward(moving, status, watched=bool(listeners))
-    emit_status_updates(moved, listeners)
+    emit_status_updates(moved, listeners, causes)
 
 
 def apply_kept_statuses(chat: Chat) -> int:
@@ -105,20 +108,29 @@ class StatusUpdate:
     error_code: int | None = None
     error_title: str = ""
     error_details: dict | None = None
+    # The status as WhatsApp sent it and its change's value (for the original product's
+    # message.status.update body): references, nothing copied.
+    item: dict | None = field(default=None, compare=False, repr=False)
+    value: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, datetime]:
         return (self.wam_id, self.status, self.timestamp)
 
 
-def parse_status(item: dict) -> StatusUpdate:
+def parse_status(item: dict, value: dict | None = None) -> StatusUpdate:
     wam_id, status = message_id(item), str(item["status"])
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
     timestamp = parse_timestamp(item["timestamp"])
     errors = as_list(item.get("errors"))
     return StatusUpdate(
-        wam_id, status, timestamp, **failure_columns(as_dict(errors[0]) if errors else {})
+        wam_id,
+        status,
+        timestamp,
+        **failure_columns(as_dict(errors[0]) if errors else {}),
+        item=item,
+        value=value,
     )
 
 
@@ -135,13 +147,16 @@ def failure_columns(error: dict) -> dict[str, Any]:
     }
 
 
-def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
-    """Store a delivery's status events and move their chats forward, in a few queries
-    whatever the number of events (a busy number sends hundreds per delivery)."""
+def record_statuses(
+    organization: Organization, items: list[tuple[dict, dict]], summary: WebhookSummary
+) -> None:
+    """Store a delivery's status events (each with its change's value) and move their
+    chats forward, in a few queries whatever the number of events (a busy number sends
+    hundreds per delivery)."""
     updates: list[StatusUpdate] = []
-    for item in items:
+    for item, value in items:
         try:
-            updates.append(parse_status(item))
+            updates.append(parse_status(item, value))
         except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
             skip(organization, summary, error)
     if not updates:

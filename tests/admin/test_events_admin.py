@@ -138,3 +138,21 @@ def test_send_again_then_the_receiver_gets_it(org_a, settings):
         assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == (DeliveryStatus.SUCCEEDED, 2)
+
+
+def test_the_format_is_chosen_in_the_admin(admin_a, org_a):
+    response = admin_a.post(
+        reverse("admin:events_endpoint_add"),
+        {"url": "https://example.com/hook", "events": [], "format": "swiftchats"},
+    )
+    assert response.status_code == 302
+    endpoint = Endpoint.objects.get()
+    assert endpoint.format == "swiftchats"
+    response = admin_a.post(
+        reverse("admin:events_endpoint_change", args=[endpoint.pk]),
+        {"url": "https://example.com/hook", "events": [], "format": "standard", "is_active": "on"},
+    )
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.format == "standard"
+    assert admin_a.get(reverse("admin:events_endpoint_changelist")).status_code == 200
