@@ -138,6 +138,7 @@ class SendTemplateView(OrganizationScopedMixin, APIView):
                 phone_input=request.data["phone"],
                 template=data["template"],
                 new_contact=data["new_contact"],
+                reply_to=data["reply_to"],
             )
         return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
 
