@@ -192,6 +192,8 @@ def delete_contact(*, contact: Contact) -> None:
             organization_id=contact.organization_id,
             event=Event.CONTACT_DELETED,
             data=deleted_contact_data(contact, now),
+            # The original product posts the whole contact (events/formats.py).
+            swiftchats=lambda: contact_data(contact),
         )
 
 

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationScopedAdmin
 from events import services
-from events.models import Delivery, Endpoint, Event
+from events.models import Delivery, Endpoint, Event, Format
 from messaging_project.core.public_urls import url_error
 from messaging_project.core.service_admin import adopt
 
@@ -35,7 +35,15 @@ class EndpointForm(forms.ModelForm):
 
     class Meta:
         model = Endpoint
-        fields = ["organization", "url", "events", "is_active"]
+        fields = ["organization", "url", "events", "format", "is_active"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "format" in self.fields:  # left out of a post: the default, as in the API
+            self.fields["format"].required = False
+
+    def clean_format(self):
+        return self.cleaned_data.get("format") or Format.STANDARD
 
     def clean_url(self):
         url = self.cleaned_data["url"].strip()
@@ -48,8 +56,15 @@ class EndpointForm(forms.ModelForm):
 @admin.register(Endpoint)
 class EndpointAdmin(OrganizationScopedAdmin):
     form = EndpointForm
-    list_display = ["url", "subscribed", "is_active", "disabled_reason", "updated_at"]
-    list_filter = ["is_active"]
+    list_display = [
+        "url",
+        "subscribed",
+        "format",
+        "is_active",
+        "disabled_reason",
+        "updated_at",
+    ]
+    list_filter = ["is_active", "format"]
     search_fields = ["url"]
     ordering = ["-id"]
     readonly_fields = [
@@ -69,7 +84,7 @@ class EndpointAdmin(OrganizationScopedAdmin):
     def save_through_service(self, request, obj, form, change):
         data = form.cleaned_data
         if change:
-            fields = ("url", "events", "is_active")
+            fields = ("url", "events", "format", "is_active")
             changes = {name: data[name] for name in fields if name in form.changed_data}
             services.update_endpoint(endpoint=obj, changes=changes)
             return
@@ -77,6 +92,7 @@ class EndpointAdmin(OrganizationScopedAdmin):
             organization=self.organization_for_new_record(request, form),
             url=data["url"],
             events=data["events"],
+            format=data["format"],
             created_by=request.user.pk,
         )
         adopt(obj, endpoint)

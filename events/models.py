@@ -45,6 +45,14 @@ class Event(models.TextChoices):
     CHANNEL_UPDATED = "channel.updated", _("Channel updated")
 
 
+class Format(models.TextChoices):
+    """The body an endpoint is posted (docs/events.md): ours, or the original product's
+    for receivers written for it."""
+
+    STANDARD = "standard", pgettext_lazy("webhook format", "Standard")
+    SWIFTCHATS = "swiftchats", pgettext_lazy("webhook format", "Swiftchats (original product)")
+
+
 def new_secret() -> str:
     """`whsec_` + base64 of 24 random bytes, as the Standard Webhooks libraries expect."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
@@ -66,6 +74,9 @@ class Endpoint(OrganizationRecord):
     previous_secret = EncryptedTextField(_("previous secret"), blank=True, default="")
     previous_secret_expires_at = models.DateTimeField(
         _("previous secret expires at"), null=True, blank=True
+    )
+    format = models.CharField(
+        _("format"), max_length=16, choices=Format.choices, default=Format.STANDARD
     )
     is_active = models.BooleanField(_("is active"), default=True)
     disabled_reason = models.CharField(_("disabled reason"), max_length=255, blank=True, default="")

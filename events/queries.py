@@ -16,7 +16,7 @@ from messaging_project.core.database import execute_together, insert_statements
 # nobody listens).
 # Earns 12-15% of the inbound webhook's CPU over the ORM, measured in-process on PostgreSQL.
 LISTENING_SQL = (
-    "SELECT id, events FROM {table} "
+    "SELECT id, events, format FROM {table} "
     "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
 )
 # The oldest emissions, taken by one statement that removes them: their deliveries are
@@ -94,7 +94,7 @@ def skip_locked() -> str:
 
 
 def listening_rows(organization_id: int) -> list[tuple[int, Any]]:
-    """LISTENING_SQL: (id, events as stored) of the organization's active endpoints."""
+    """LISTENING_SQL: (id, events as stored, format) of the organization's active endpoints."""
     with connection.cursor() as cursor:
         cursor.execute(
             LISTENING_SQL.format(table=connection.ops.quote_name(Endpoint._meta.db_table)),

@@ -12,6 +12,7 @@ def endpoint_listed(endpoint: Endpoint) -> dict[str, Any]:
         "uuid": str(endpoint.uuid),
         "url": endpoint.url,
         "events": list(endpoint.events),
+        "format": endpoint.format,
         "is_active": endpoint.is_active,
         "disabled_reason": endpoint.disabled_reason or None,
         "disabled_at": iso_datetime(endpoint.disabled_at),

@@ -40,7 +40,16 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from events import queries
-from events.models import Delivery, DeliveryStatus, Emission, Endpoint, Event, new_secret
+from events.formats import swiftchats_body
+from events.models import (
+    Delivery,
+    DeliveryStatus,
+    Emission,
+    Endpoint,
+    Event,
+    Format,
+    new_secret,
+)
 from events.representations import endpoint_listed
 from messaging_project.core.database import Statement, execute_together
 
@@ -164,21 +173,22 @@ class Listener(NamedTuple):
 
     pk: int
     events: list[str]
+    format: str = Format.STANDARD
 
     def subscribes_to(self, event: str) -> bool:
         return not self.events or event in self.events
 
 
 def listening_endpoints(organization_id: int) -> list[Listener]:
-    """The organization's active endpoints (only `id` and `events`): one query on a
-    partial index, once per batch."""
+    """The organization's active endpoints (only `id`, `events` and `format`): one query
+    on a partial index, once per batch."""
     batch = current_batch()
     if batch is not None and organization_id in batch.listening:
         return batch.listening[organization_id]
     events_field = Endpoint._meta.get_field("events")
     endpoints = [
-        Listener(pk, events_field.from_db_value(events, None, connection))
-        for pk, events in queries.listening_rows(organization_id)
+        Listener(pk, events_field.from_db_value(events, None, connection), format)
+        for pk, events, format in queries.listening_rows(organization_id)
     ]
     if batch is not None:
         batch.listening[organization_id] = endpoints
@@ -192,14 +202,27 @@ def subscribed_endpoints(organization_id: int, event: str) -> list[Listener]:
     return [e for e in listening_endpoints(organization_id) if e.subscribes_to(event)]
 
 
-def emit_event(*, organization_id: int, event: str, data: Data | Callable[[], Data]) -> int:
+def emit_event(
+    *,
+    organization_id: int,
+    event: str,
+    data: Data | Callable[[], Data],
+    swiftchats: Data | Callable[[], Data] | None = None,
+) -> int:
     """Owe `event` with `data` to each of the organization's endpoints that wants it;
     how many deliveries that owes. `data` may be a function, called only when some
-    endpoint wants the event (building it may cost queries)."""
+    endpoint wants the event (building it may cost queries). `swiftchats`: the `data`
+    of the original product's body (events/formats.py), where it is not derived from
+    `data`; called only when a `swiftchats` endpoint wants the event."""
     return emit_events(
         organization_id=organization_id,
         event=event,
         data=lambda: [data() if callable(data) else data],
+        swiftchats=(
+            None
+            if swiftchats is None
+            else lambda: [swiftchats() if callable(swiftchats) else swiftchats]
+        ),
     )
 
 
@@ -209,28 +232,50 @@ def emit_events(
     event: str,
     data: Callable[[], Iterable[Data]],
     endpoints: list[Listener] | None = None,
+    swiftchats: Callable[[], Iterable[Data]] | None = None,
 ) -> int:
     """`emit_event` for many objects at once (the statuses of a webhook from the channel):
     still one query when nobody listens, one insert of a row per object when someone
     does (none of its own in a batch), however many endpoints listen. `endpoints`: those
-    subscribed_endpoints() gave the caller already."""
+    subscribed_endpoints() gave the caller already.
+
+    Each format that some endpoint wants is a row of its own, with that format's body:
+    the original product's body (and what it needs, the WhatsApp change of a message) is
+    built and stored only when a `swiftchats` endpoint listens."""
     if endpoints is None:
         endpoints = subscribed_endpoints(organization_id, event)
     if not endpoints:
         return 0
-    timestamp = timezone.now().isoformat().replace("+00:00", "Z")
-    bodies = [
-        json.dumps({"type": event, "timestamp": timestamp, "data": item}, separators=(",", ":"))
-        for item in data()
-    ]
-    listeners = ",".join(str(endpoint.pk) for endpoint in endpoints)
-    rows = [(listeners, str(event), body) for body in bodies]
+    standard = [e for e in endpoints if e.format != Format.SWIFTCHATS]
+    originals = [e for e in endpoints if e.format == Format.SWIFTCHATS]
+    items = list(data()) if standard or swiftchats is None else []
+    rows: list[Row] = []
+    if standard:
+        timestamp = timezone.now().isoformat().replace("+00:00", "Z")
+        listeners = ",".join(str(endpoint.pk) for endpoint in standard)
+        rows += [
+            (
+                listeners,
+                str(event),
+                json.dumps(
+                    {"type": event, "timestamp": timestamp, "data": item}, separators=(",", ":")
+                ),
+            )
+            for item in items
+        ]
+    if originals:
+        listeners = ",".join(str(endpoint.pk) for endpoint in originals)
+        given = list(swiftchats()) if swiftchats is not None else None
+        rows += [
+            (listeners, str(event), swiftchats_body(event, item, given=given is not None))
+            for item in (given if given is not None else items)
+        ]
     batch = in_batch()
     if batch is None:
         insert_emissions(rows)
     else:
         batch.rows.extend(rows)
-    return len(rows) * len(endpoints)
+    return sum(len(r[0].split(",")) for r in rows)
 
 
 def refuse_too_many(organization: Organization) -> None:
@@ -242,7 +287,12 @@ def refuse_too_many(organization: Organization) -> None:
 
 
 def create_endpoint(
-    *, organization: Organization, url: str, events: list[str] | None = None, created_by: int = 0
+    *,
+    organization: Organization,
+    url: str,
+    events: list[str] | None = None,
+    format: str = Format.STANDARD,
+    created_by: int = 0,
 ) -> Endpoint:
     with transaction.atomic():
         refuse_too_many(organization)
@@ -250,6 +300,7 @@ def create_endpoint(
             organization=organization,
             url=url,
             events=sorted(set(events or [])),
+            format=format,
             created_by=created_by,
         )
 

@@ -331,7 +331,12 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["messaging_project.api.throttling.OrganizationRateThrottle"],
     "DEFAULT_PAGINATION_CLASS": "messaging_project.api.pagination.LaravelPagination",
     "DEFAULT_FILTER_BACKENDS": ["messaging_project.api.filters.FilterBackend"],
-    "DEFAULT_PARSER_CLASSES": ["messaging_project.api.parsers.JSONObjectParser"],
+    "DEFAULT_PARSER_CLASSES": [
+        "messaging_project.api.parsers.JSONObjectParser",
+        # Forms as Laravel reads them (docs/api.md): the original product's clients send them.
+        "messaging_project.api.parsers.LaravelFormParser",
+        "messaging_project.api.parsers.LaravelMultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "messaging_project.api.exceptions.api_exception_handler",
     "UNAUTHENTICATED_USER": None,

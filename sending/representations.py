@@ -185,3 +185,28 @@ def channel_data(channel: Channel) -> dict[str, Any]:
         "enforce_service_window": channel.enforce_service_window,
         "updated_at": iso_datetime(channel.health_updated_at),
     }
+
+
+def send_response_data(
+    sent: Chat,
+    *,
+    phone_input: str,
+    wa_id: str,
+    chat: dict[str, Any],
+    message_status: bool,
+    messaging_product: str = "whatsapp",
+) -> dict[str, Any]:
+    """The inner object of the send endpoints' answer (api.md), which the original
+    product's message.sent event carries too (`message_status`: shown)."""
+    message: dict[str, Any] = {"id": sent.wam_id}
+    if message_status:
+        message["message_status"] = sent.status
+    return {
+        "success": True,
+        "data": {
+            "messaging_product": messaging_product,
+            "contacts": [{"input": phone_input, "wa_id": wa_id}],
+            "messages": [message],
+            "chat": chat,
+        },
+    }

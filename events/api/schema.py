@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_view
 from rest_framework import serializers
 
 from events.api.serializers import EndpointEditSerializer, EndpointInputSerializer
-from events.models import DeliveryStatus, Event
+from events.models import DeliveryStatus, Event, Format
 from messaging_project.api.schema import (
     WriteResultSerializer,
     described,
@@ -29,6 +29,9 @@ class EndpointListedSerializer(serializers.Serializer):
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=Event.choices),
         help_text="The events sent to it; empty: every event.",
+    )
+    format = serializers.ChoiceField(
+        choices=Format.choices, help_text="The body posted (docs/events.md)."
     )
     is_active = serializers.BooleanField()
     disabled_reason = text("Why it was turned off; null while it is on.", null=True)

@@ -3,7 +3,7 @@ records."""
 
 from rest_framework import serializers
 
-from events.models import Event
+from events.models import Event, Format
 from messaging_project.api.fields import StrictBooleanField, StrictCharField
 from messaging_project.core.public_urls import MAX_URL_LENGTH, url_problem
 
@@ -34,12 +34,30 @@ class EventNameField(serializers.ChoiceField):
         )
 
 
+class FormatField(serializers.ChoiceField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            choices=Format.choices,
+            help_text=(
+                "The body posted: `standard` (`{type, timestamp, data}`) or `swiftchats` "
+                "(the original product's `{event, data}`); see docs/events.md."
+            ),
+            error_messages={
+                "invalid_choice": "Unknown format; the formats are: "
+                + ", ".join(Format.values)
+                + "."
+            },
+            **kwargs,
+        )
+
+
 class EndpointInputSerializer(serializers.Serializer):
     url = EndpointUrlField()
     # Absent, null or empty: every event.
     events = serializers.ListField(
         child=EventNameField(), required=False, allow_null=True, allow_empty=True
     )
+    format = FormatField(required=False)
 
 
 class EndpointEditSerializer(EndpointInputSerializer):

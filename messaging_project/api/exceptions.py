@@ -20,7 +20,7 @@ from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
-from messaging_project.api.parsers import MALFORMED_BODY
+from messaging_project.api.parsers import MALFORMED_BODY, MalformedForm
 from messaging_project.core.database import UNAVAILABLE_ERRORS
 
 logger = logging.getLogger("messaging_project.api")
@@ -85,6 +85,8 @@ def describe(exc: exceptions.APIException) -> tuple[str, dict[str, Any]]:
         return MISSING_TOKEN, {"error": MISSING_TOKEN}
     if isinstance(exc, exceptions.AuthenticationFailed):
         return INVALID_TOKEN, {"error": INVALID_TOKEN}
+    if isinstance(exc, MalformedForm):
+        return str(exc.detail), {}
     messages = {
         exceptions.ParseError: MALFORMED_BODY,
         exceptions.NotFound: NOT_FOUND,

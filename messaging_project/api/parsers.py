@@ -1,10 +1,12 @@
-"""Request bodies are JSON objects; anything else is a malformed body."""
+"""Request bodies: JSON objects, or forms (urlencoded or multipart) read as Laravel reads
+them into the same nested object; anything else is a malformed body or a 415."""
 
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+from django.core.exceptions import SuspiciousOperation
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser
 from rest_framework.utils.mediatypes import media_type_matches
 
 MALFORMED_BODY = "Malformed JSON body."
@@ -47,3 +49,98 @@ class JSONObjectParser(JSONParser):
         if not isinstance(data, dict):
             raise ParseError(MALFORMED_BODY)
         return data
+
+
+# Form bodies, as Laravel reads them (contract section 15) ------------------------------
+
+# How deep a bracketed name may nest (`a[b][c]`...): the JSON bodies' limit.
+MAX_FORM_DEPTH = 8
+FORM_BODY = "Malformed form body."
+
+
+class MalformedForm(ParseError):
+    """A form body that cannot be read: answered with its own sentence (the JSON
+    bodies' is about JSON)."""
+
+
+def bracket_path(name: str) -> list[str] | None:
+    """`template[components][0][type]` -> ["template", "components", "0", "type"]; `a[]`
+    -> ["a", ""] (append). None for a name PHP would not read as such a path."""
+    head, bracket, rest = name.partition("[")
+    if not bracket:
+        return [name]
+    path = [head]
+    rest = "[" + rest
+    while rest:
+        if not rest.startswith("["):
+            return None
+        key, closed, rest = rest[1:].partition("]")
+        if not closed:
+            return None
+        path.append(key)
+    return path if head and len(path) <= MAX_FORM_DEPTH + 1 else None
+
+
+def as_lists(value):
+    """Objects whose keys are 0..n-1 become lists, as PHP's arrays become JSON's."""
+    if isinstance(value, dict):
+        value = {key: as_lists(item) for key, item in value.items()}
+        indexes = all(isinstance(key, int) for key in value)
+        if value and indexes and sorted(value) == list(range(len(value))):
+            return [value[index] for index in range(len(value))]
+        return {str(key): item for key, item in value.items()}
+    return value
+
+
+def nested(pairs) -> dict:
+    """A form's (name, value) pairs as the nested object a JSON body would be: bracket
+    notation for objects and lists, the last value of a plain name repeated, and an empty
+    string read as null (Laravel's ConvertEmptyStringsToNull)."""
+    root: dict = {}
+    for name, raw in pairs:
+        path = bracket_path(name)
+        if path is None:
+            raise MalformedForm(f"{FORM_BODY} The field name {name[:80]!r} cannot be read.")
+        value = None if raw == "" else raw
+        node = root
+        for depth, key in enumerate(path):
+            last = depth == len(path) - 1
+            if key == "":  # `a[]`: the next index
+                key = len(node)
+            elif key.isdigit() and depth:
+                key = int(key)
+            if last:
+                node[key] = value
+            else:
+                child = node.get(key)
+                if not isinstance(child, dict):
+                    child = node[key] = {}
+                node = child
+    return as_lists(root)
+
+
+def pairs(query) -> list[tuple[str, str]]:
+    return [(name, value) for name, values in query.lists() for value in values]
+
+
+class LaravelFormParser(FormParser):
+    """`application/x-www-form-urlencoded`, nested by bracket notation."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except (SuspiciousOperation, UnicodeDecodeError) as error:
+            raise MalformedForm(f"{FORM_BODY} {error}") from None
+        return nested(pairs(data))
+
+
+class LaravelMultiPartParser(MultiPartParser):
+    """`multipart/form-data`, nested by bracket notation; files stay in request.FILES
+    (and request.data) under their names."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            parsed = super().parse(stream, media_type, parser_context)
+        except (SuspiciousOperation, UnicodeDecodeError) as error:
+            raise MalformedForm(f"{FORM_BODY} {error}") from None
+        return DataAndFiles(nested(pairs(parsed.data)), parsed.files)

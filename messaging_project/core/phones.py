@@ -24,6 +24,9 @@ from django.utils.translation import gettext_noop
 PHONE_CHARACTERS = re.compile(r"^\+?[0-9 ()./-]+$")
 # In English, the API's language; marked so that the admin shows it translated.
 INVALID_PHONE = gettext_noop("The phone must be a valid phone number with its country code.")
+LOCAL_ONLY_PHONE = gettext_noop(
+    "The phone is only possible as a local number: give it with its country code and area code."
+)
 MEXICAN_OLD_MOBILE = re.compile(r"^521([0-9]{10})$")
 # Area code (two digits, no zero) and an eight-digit mobile without its ninth digit.
 BRAZILIAN_MOBILE_WITHOUT_NINE = re.compile(r"^([1-9][1-9])([6-9][0-9]{7})$")
@@ -61,7 +64,12 @@ def normalize_phone(raw: str) -> str:
     except phonenumbers.NumberParseException:
         raise InvalidPhoneNumber(INVALID_PHONE) from None
     number = with_brazilian_ninth_digit(number)
-    if not phonenumbers.is_possible_number(number):
+    reason = phonenumbers.is_possible_number_with_reason(number)
+    # Too short for a number reached from abroad (`+12345678`: no area code): WhatsApp
+    # cannot deliver to it, whoever gives it (the API, the admin, campaigns, imports).
+    if reason == phonenumbers.ValidationResult.IS_POSSIBLE_LOCAL_ONLY:
+        raise InvalidPhoneNumber(LOCAL_ONLY_PHONE)
+    if reason != phonenumbers.ValidationResult.IS_POSSIBLE:
         raise InvalidPhoneNumber(INVALID_PHONE)
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164).lstrip("+")
 

@@ -14,7 +14,7 @@ from messaging_project.api.fields import (
     StrictCharField,
 )
 from messaging_project.core.public_urls import url_problem
-from sending.services.payloads import CAPTION_TYPES, FILE_NAME_TYPES, MEDIA_TYPES
+from sending.services.payloads import MEDIA_TYPES
 
 # WhatsApp Cloud API limits.
 TEXT_BODY_MAX = 4096
@@ -35,9 +35,27 @@ def optional_text(max_length: int) -> StrictCharField:
     return StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=max_length)
 
 
-class NewContactFields(serializers.Serializer):
-    """The optional fields the original product stores on a contact its send creates."""
+REPLY_TO_MAX = 255
 
+
+def reply_to_field():
+    return StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=REPLY_TO_MAX,
+        help_text=(
+            "The message this one answers: a chat uuid of the organization, or a WhatsApp "
+            "message id (`wamid....`). WhatsApp shows the reply quoting it."
+        ),
+    )
+
+
+class NewContactFields(serializers.Serializer):
+    """The optional fields the original product stores on a contact its send creates,
+    and `reply_to`, which every send takes."""
+
+    reply_to = reply_to_field()
     first_name = optional_text(255)
     last_name = optional_text(255)
     email = serializers.EmailField(
@@ -49,6 +67,7 @@ class NewContactFields(serializers.Serializer):
         attrs["new_contact"] = {
             field: attrs.pop(field, None) or None for field in ("first_name", "last_name", "email")
         }
+        attrs["reply_to"] = attrs.get("reply_to") or None
         return attrs
 
 
@@ -58,6 +77,11 @@ class SendMessageInputSerializer(NewContactFields):
     message = StrictCharField(max_length=TEXT_BODY_MAX, trim_whitespace=False)
     header = optional_text(HEADER_MAX)
     footer = optional_text(FOOTER_MAX)
+    preview_url = StrictBooleanField(
+        required=False,
+        default=True,
+        help_text="Whether WhatsApp shows a link's preview (text messages; default true).",
+    )
     buttons = serializers.ListField(
         child=ButtonSerializer(),
         required=False,
@@ -132,9 +156,14 @@ class MediaUrlField(StrictCharField):
         return url
 
 
-class SendMediaInputSerializer(serializers.Serializer):
-    """`POST /api/send/media`: a media message by link, and the contact fields a contact
-    created for the number gets."""
+MEDIA_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+class SendMediaInputSerializer(NewContactFields):
+    """`POST /api/send/media`: a media message by link or by an uploaded media's id, and
+    the contact fields a contact created for the number gets. Lenient as the original
+    product: `caption` and `file_name` are taken for every type and passed on only where
+    WhatsApp takes them (sending/services/payloads.py)."""
 
     phone = PhoneNumberField()
     media_type = serializers.ChoiceField(
@@ -143,7 +172,14 @@ class SendMediaInputSerializer(serializers.Serializer):
             "invalid_choice": "The media type must be one of: " + ", ".join(MEDIA_TYPES) + "."
         },
     )
-    media_url = MediaUrlField()
+    media_url = MediaUrlField(required=False, allow_null=True)
+    id = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=128,
+        help_text="An uploaded WhatsApp media id, instead of `media_url`.",
+    )
     caption = StrictCharField(
         required=False,
         allow_null=True,
@@ -152,26 +188,22 @@ class SendMediaInputSerializer(serializers.Serializer):
         trim_whitespace=False,
     )
     file_name = optional_text(FILE_NAME_MAX)
-    first_name = optional_text(255)
-    last_name = optional_text(255)
-    email = serializers.EmailField(
-        required=False, allow_null=True, allow_blank=True, max_length=255
-    )
+
+    def validate_id(self, value):
+        if value and not MEDIA_ID.match(value):
+            raise serializers.ValidationError("The media id is letters, digits and `_.:-`.")
+        return value or None
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        kind = attrs["media_type"]
-        errors: dict[str, list[str]] = {}
-        if attrs.get("caption") and kind not in CAPTION_TYPES:
-            errors["caption"] = [
-                f"A {kind} takes no caption; only " + ", ".join(CAPTION_TYPES) + " do."
-            ]
-        if attrs.get("file_name") and kind not in FILE_NAME_TYPES:
-            errors["file_name"] = ["Only a document takes a file name."]
-        if errors:
-            raise serializers.ValidationError(errors)
-        attrs["new_contact"] = {
-            field: attrs.pop(field, None) or None for field in ("first_name", "last_name", "email")
-        }
+        attrs = super().validate(attrs)
+        attrs["media_id"] = attrs.pop("id", None)
+        attrs["media_url"] = attrs.get("media_url") or None
+        if attrs["media_id"] is None and attrs["media_url"] is None:
+            raise serializers.ValidationError(
+                {"media_url": ["Give the media's `media_url`, or its uploaded media `id`."]}
+            )
+        if attrs["media_id"] is not None and attrs["media_url"] is not None:
+            raise serializers.ValidationError({"id": ["Give `media_url` or `id`, not both."]})
         for field in ("caption", "file_name"):
             attrs[field] = attrs.get(field) or None
         return attrs

@@ -30,6 +30,7 @@ from sending.representations import (
     chat_data,
     chat_detail,
     chat_record,
+    send_response_data,
     template_data,
 )
 from sending.services.media import download_name
@@ -96,21 +97,17 @@ def channel_errors() -> Iterator[None]:
 
 
 def send_response(result: services.SendResult, *, chat: dict[str, Any], template: bool) -> Response:
-    message: dict[str, Any] = {"id": result.chat.wam_id}
-    if template:
-        message["message_status"] = result.chat.status
     return Response(
         {
             "statusCode": 200,
-            "data": {
-                "success": True,
-                "data": {
-                    "messaging_product": result.answer.get("messaging_product", "whatsapp"),
-                    "contacts": [{"input": result.phone_input, "wa_id": result.wa_id}],
-                    "messages": [message],
-                    "chat": chat,
-                },
-            },
+            "data": send_response_data(
+                result.chat,
+                phone_input=result.phone_input,
+                wa_id=result.wa_id,
+                chat=chat,
+                message_status=template,
+                messaging_product=result.answer.get("messaging_product", "whatsapp"),
+            ),
         }
     )
 
@@ -146,6 +143,7 @@ class SendTemplateView(OrganizationScopedMixin, APIView):
                 phone_input=request.data["phone"],
                 template=data["template"],
                 new_contact=data["new_contact"],
+                reply_to=data["reply_to"],
             )
         return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
 

@@ -55,7 +55,7 @@ from messaging_project.core.storable import is_storable_json
 from sending.models import Channel, Chat, ChatSource, ChatStatus, ChatType
 from sending.services.account_news import record_account_news
 from sending.services.conversation import record_echoes
-from sending.services.events import emit_chat
+from sending.services.events import emit_chat, whatsapp_change
 from sending.services.message_items import (
     USER_ID_MAX,
     attach_media,
@@ -82,7 +82,7 @@ logger = logging.getLogger(__name__)
 def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
     summary = WebhookSummary()
     own_number = Channel.of(organization).phone_number_id
-    status_items: list[dict] = []
+    status_items: list[tuple[dict, dict]] = []  # each status, and its change's value
     for entry in as_list(payload.get("entry")):
         account_id = as_dict(entry).get("id")
         for change in as_list(as_dict(entry).get("changes")):
@@ -100,10 +100,10 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 logger.info("Webhook change for another number, organization %s", organization.pk)
                 continue
             senders = [as_dict(c) for c in as_list(value.get("contacts"))]
-            status_items += map(as_dict, as_list(value.get("statuses")))
+            status_items += ((as_dict(item), value) for item in as_list(value.get("statuses")))
             for message in as_list(value.get("messages")):
                 message = with_change_errors(as_dict(message), value)
-                record_new_message(organization, message, summary, senders)
+                record_new_message(organization, message, summary, senders, value)
             if "message_echoes" in value:  # sent from the WhatsApp Business app
                 record_echoes(organization, value, summary)
     record_statuses(organization, status_items, summary)
@@ -123,14 +123,18 @@ def with_change_errors(message: dict, value: dict) -> dict:
 
 
 def record_new_message(
-    organization: Organization, message: dict, summary: WebhookSummary, senders: list[dict]
+    organization: Organization,
+    message: dict,
+    summary: WebhookSummary,
+    senders: list[dict],
+    value: dict | None = None,
 ) -> None:
     """One inbound message in the savepoint guarded() gives it. A message recorded before
     (WhatsApp delivers again when it missed our 200) meets the unique message id: the
     savepoint is rolled back, with anything the message did before, and it counts as a
     duplicate. (One savepoint a message, rather than one more around the insert.)"""
     try:
-        guarded(record_message, organization, message, summary, senders)
+        guarded(record_message, organization, message, summary, senders, value)
     except IntegrityError:
         recorded = Chat.objects.filter(organization=organization, wam_id=message_id(message))
         if not recorded.exists():
@@ -142,8 +146,14 @@ def record_new_message(
 
 
 def record_message(
-    organization: Organization, item: dict, summary: WebhookSummary, contacts: list[dict]
+    organization: Organization,
+    item: dict,
+    summary: WebhookSummary,
+    contacts: list[dict],
+    value: dict | None = None,
 ) -> None:
+    """`value`: the WhatsApp change's value the message came in (for the original
+    product's message.received body, events/formats.py)."""
     wam_id = message_id(item)
     kind = item.get("type")
     if kind in ("edit", "revoke") and change_original(organization, item, wam_id, summary):
@@ -168,7 +178,8 @@ def record_message(
     )
     summary.messages += 1
     attach_media(chat, item)  # an image, voice note...: its download is a task
-    emit_chat(Event.MESSAGE_RECEIVED, chat)  # events (sending/services/events.py), media pending
+    # Events (sending/services/events.py), media pending.
+    emit_chat(Event.MESSAGE_RECEIVED, chat, change=lambda: whatsapp_change(value, messages=[item]))
     if text is not None:
         # STOP / START (docs/campaigns.md)
         apply_opt_out_words(organization=organization, contact=contact, text=text)

@@ -25,14 +25,22 @@ def with_callback(payload: dict[str, Any], callback_data: str) -> dict[str, Any]
     return {**payload, "biz_opaque_callback_data": callback_data[:CALLBACK_DATA_MAX]}
 
 
-def text_payload(*, phone: str, message: str) -> dict[str, Any]:
+def replying(payload: dict[str, Any], message_id: str | None) -> dict[str, Any]:
+    """The message as a reply to `message_id` (Meta's top-level `context`), when given."""
+    if not message_id:
+        return payload
+    return {**payload, "context": {"message_id": message_id}}
+
+
+def text_payload(*, phone: str, message: str, preview_url: bool = True) -> dict[str, Any]:
     return {
         "messaging_product": "whatsapp",
         "recipient_type": "individual",
         "to": phone,
         "type": "text",
-        # As the original product: WhatsApp shows a preview only when the text has a URL.
-        "text": {"preview_url": True, "body": message},
+        # True by default, as the original product: WhatsApp shows a preview only when
+        # the text has a URL.
+        "text": {"preview_url": preview_url, "body": message},
     }
 
 
@@ -90,12 +98,15 @@ def media_payload(
     *,
     phone: str,
     media_type: str,
-    link: str,
+    link: str | None = None,
+    media_id: str | None = None,
     caption: str | None = None,
     file_name: str | None = None,
 ) -> dict[str, Any]:
-    """A media message sent by link: `{"type": T, T: {"link", "caption"?, "filename"?}}`."""
-    media: dict[str, Any] = {"link": link}
+    """A media message sent by link or by an uploaded media's id: `{"type": T, T: {"link"
+    or "id", "caption"?, "filename"?}}`. A caption or file name the type does not take
+    is left out (the original product's clients send both for every type)."""
+    media: dict[str, Any] = {"id": media_id} if media_id else {"link": link}
     if caption and media_type in CAPTION_TYPES:
         media["caption"] = caption
     if file_name and media_type in FILE_NAME_TYPES:

@@ -7,11 +7,13 @@ not hold database locks), then records the chat with the status the channel gave
 and the caller gets a SendFailed carrying the channel's error and that chat.
 """
 
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from accounts.models import Organization
@@ -33,6 +35,7 @@ from sending.services.payloads import (
     addressed,
     button_payload,
     media_payload,
+    replying,
     template_payload,
     text_payload,
     with_callback,
@@ -68,6 +71,8 @@ def send_message(
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
     recorded: Callable[[Chat], None] | None = None,
+    preview_url: bool = True,
+    reply_to: str | None = None,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
@@ -96,7 +101,7 @@ def send_message(
             ],
         }
     else:
-        payload = text_payload(phone=phone, message=message)
+        payload = text_payload(phone=phone, message=message, preview_url=preview_url)
         metadata = {"type": "text", "text": {"body": message}}
     return deliver(
         organization=organization,
@@ -107,6 +112,7 @@ def send_message(
         new_contact=new_contact,
         contact=contact,
         recorded=recorded,
+        reply_to=reply_to,
     )
 
 
@@ -119,6 +125,7 @@ def send_template(
     new_contact: dict[str, str | None] | None = None,
     before_send: Callable[[], None] | None = None,
     known_template: MessageTemplate | None | object = LOOK_UP,
+    reply_to: str | None = None,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
@@ -137,6 +144,7 @@ def send_template(
         metadata=metadata,
         new_contact=new_contact,
         before_send=before_send,
+        reply_to=reply_to,
     )
 
 
@@ -161,13 +169,15 @@ def send_media(
     organization: Organization,
     phone: str,
     media_type: str,
-    media_url: str,
+    media_url: str | None = None,
+    media_id: str | None = None,
     caption: str | None = None,
     file_name: str | None = None,
     phone_input: str | None = None,
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
     recorded: Callable[[Chat], None] | None = None,
+    reply_to: str | None = None,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
@@ -179,7 +189,12 @@ def send_media(
     if contact is None:
         check_service_window(organization, phone)
     payload = media_payload(
-        phone=phone, media_type=media_type, link=media_url, caption=caption, file_name=file_name
+        phone=phone,
+        media_type=media_type,
+        link=media_url,
+        media_id=media_id,
+        caption=caption,
+        file_name=file_name,
     )
     # The chat keeps what was sent, in the shape inbound media is recorded in.
     metadata = {"type": media_type, media_type: payload[media_type]}
@@ -192,7 +207,38 @@ def send_media(
         new_contact=new_contact,
         contact=contact,
         recorded=recorded,
+        reply_to=reply_to,
     )
+
+
+# A WhatsApp message id: `wamid.` and base64, as Graph gives them (or the sandbox's).
+MESSAGE_ID = re.compile(r"^[A-Za-z0-9._=+/:-]{1,255}$")
+REPLY_TO_UNKNOWN = "No chat of this organization has that uuid."
+REPLY_TO_WITHOUT_ID = "That chat has no WhatsApp message id to reply to."
+REPLY_TO_INVALID = "Give a chat uuid or a WhatsApp message id."
+
+
+def replied_message_id(organization: Organization, reply_to: str | None) -> str | None:
+    """The WhatsApp message id `reply_to` names: a chat's of the organization (by uuid;
+    another organization's is as unknown as a missing one), or the id itself."""
+    if not reply_to:
+        return None
+    try:
+        chat_uuid = uuid.UUID(reply_to)
+    except ValueError:
+        if not MESSAGE_ID.match(reply_to):
+            raise ValidationError({"reply_to": [REPLY_TO_INVALID]}) from None
+        return reply_to
+    found = (
+        Chat.objects.live()
+        .filter(organization=organization, uuid=chat_uuid)
+        .values_list("wam_id", flat=True)
+    )
+    if not found:
+        raise ValidationError({"reply_to": [REPLY_TO_UNKNOWN]})
+    if not found[0]:
+        raise ValidationError({"reply_to": [REPLY_TO_WITHOUT_ID]})
+    return found[0]
 
 
 def deliver(
@@ -206,11 +252,18 @@ def deliver(
     contact: Contact | None = None,
     before_send: Callable[[], None] | None = None,
     recorded: Callable[[Chat], None] | None = None,
+    reply_to: str | None = None,
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
     there for its turn at the number's rate (campaigns/pacing.py). `recorded`, with the
-    accepted chat, in the transaction that records it."""
+    accepted chat, in the transaction that records it. `reply_to`: the message answered
+    (a chat uuid of the organization, or a WhatsApp message id); a ValidationError on
+    `reply_to` before anything is made when it names no message."""
     gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
+    answered = replied_message_id(organization, reply_to)
+    if answered is not None:
+        payload = replying(payload, answered)
+        metadata = {**metadata, "context": {"message_id": answered}}
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
     # The chat's uuid, chosen now, names the send for its status webhooks.

@@ -10,7 +10,7 @@ that whichever commits second sees the first one's row.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -52,9 +52,11 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     listeners = status_listeners(chats[event.wam_id] for event in events)
     moved: list[int] = []
     highest: dict[int, str] = {}
+    causes: dict[int, Any] = {}  # each chat's event that set its status, for the events
     for event in events:
         chat = chats[event.wam_id]
         if event.status == ChatStatus.FAILED:
+            causes[chat.pk] = event
             Chat.objects.filter(pk=chat.pk).update(
                 status=ChatStatus.FAILED,
                 error_code=event.error_code,
@@ -67,13 +69,14 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
             current = highest.get(chat.pk)
             if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
                 highest[chat.pk] = event.status
+                causes[chat.pk] = event
     for status in FORWARD:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
             moving = Chat.objects.filter(pk__in=ids, status__in=lower)
             moved += move_forward(moving, status, watched=bool(listeners))
-    emit_status_updates(moved, listeners)
+    emit_status_updates(moved, listeners, causes)
 
 
 def apply_kept_statuses(chat: Chat) -> int:
@@ -111,13 +114,17 @@ class StatusUpdate:
     pricing: dict | None = None
     conversation: dict | None = None
     callback_data: str = ""  # the send's biz_opaque_callback_data, when it had one
+    # The status as WhatsApp sent it and its change's value (for the original product's
+    # message.status.update body): references, nothing copied.
+    item: dict | None = field(default=None, compare=False, repr=False)
+    value: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, datetime]:
         return (self.wam_id, self.status, self.timestamp)
 
 
-def parse_status(item: dict) -> StatusUpdate:
+def parse_status(item: dict, value: dict | None = None) -> StatusUpdate:
     wam_id, status = message_id(item), str(item["status"])
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
@@ -132,6 +139,8 @@ def parse_status(item: dict) -> StatusUpdate:
         pricing=kept_object(item.get("pricing")),
         conversation=kept_object(item.get("conversation")),
         callback_data=without_unstorable(callback)[:512] if isinstance(callback, str) else "",
+        item=item,
+        value=value,
     )
 
 
@@ -168,13 +177,16 @@ def failure_columns(error: dict) -> dict[str, Any]:
     }
 
 
-def record_statuses(organization: Organization, items: list[dict], summary: WebhookSummary) -> None:
-    """Store a delivery's status events and move their chats forward, in a few queries
-    whatever the number of events (a busy number sends hundreds per delivery)."""
+def record_statuses(
+    organization: Organization, items: list[tuple[dict, dict]], summary: WebhookSummary
+) -> None:
+    """Store a delivery's status events (each with its change's value) and move their
+    chats forward, in a few queries whatever the number of events (a busy number sends
+    hundreds per delivery)."""
     updates: list[StatusUpdate] = []
-    for item in items:
+    for item, value in items:
         try:
-            updates.append(parse_status(item))
+            updates.append(parse_status(item, value))
         except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
             skip(organization, summary, error)
     if not updates:

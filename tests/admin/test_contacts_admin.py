@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from contacts.models import Contact, ContactGroup
 from contacts.services import DUPLICATE_GROUP, DUPLICATE_PHONE
-from messaging_project.core.phones import INVALID_PHONE
+from messaging_project.core.phones import INVALID_PHONE, LOCAL_ONLY_PHONE
 from tests.factories import ContactFactory, ContactGroupFactory
 
 pytestmark = pytest.mark.django_db
@@ -173,3 +173,10 @@ def test_deleting_a_group_detaches_its_contacts(admin_a, org_a):
     assert group.deleted_at is not None
     assert contact.contact_group is None
     assert contact.deleted_at is None
+
+
+def test_the_admin_refuses_it(admin_a):
+    response = admin_a.post(ADD, contact_form(phone="+12345678"))
+    assert response.status_code == 200
+    assert form_errors(response)["phone"] == [LOCAL_ONLY_PHONE]
+    assert not Contact.objects.exists()

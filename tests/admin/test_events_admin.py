@@ -156,3 +156,21 @@ def test_turned_on_again_by_the_admin_action(admin_a, org_a):
     assert response.status_code == 200
     endpoint.refresh_from_db()
     assert endpoint.is_active and endpoint.disabled_reason == "" and endpoint.disabled_at is None
+
+
+def test_the_format_is_chosen_in_the_admin(admin_a, org_a):
+    response = admin_a.post(
+        reverse("admin:events_endpoint_add"),
+        {"url": "https://example.com/hook", "events": [], "format": "swiftchats"},
+    )
+    assert response.status_code == 302
+    endpoint = Endpoint.objects.get()
+    assert endpoint.format == "swiftchats"
+    response = admin_a.post(
+        reverse("admin:events_endpoint_change", args=[endpoint.pk]),
+        {"url": "https://example.com/hook", "events": [], "format": "standard", "is_active": "on"},
+    )
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.format == "standard"
+    assert admin_a.get(reverse("admin:events_endpoint_changelist")).status_code == 200

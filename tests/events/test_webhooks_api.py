@@ -27,6 +27,7 @@ def test_create_then_show_with_a_secret(api, org_a):
         "uuid",
         "url",
         "events",
+        "format",
         "is_active",
         "disabled_reason",
         "disabled_at",

@@ -42,7 +42,11 @@ CANNED_REPLY = {
     "response": "9 to 5",
 }
 # A public address, so that the URL rule needs no DNS look-up.
-WEBHOOK = {"url": "https://93.184.215.14/hook", "events": ["message.received"]}
+WEBHOOK = {
+    "url": "https://93.184.215.14/hook",
+    "events": ["message.received"],
+    "format": "standard",
+}
 # A valid body for every operation that takes one, holding every field the schema lists.
 VALID_BODIES = {
     ("post", "/api/webhooks"): WEBHOOK,
@@ -63,12 +67,14 @@ VALID_BODIES = {
         "header": "Menu",
         "footer": "Thanks",
         "buttons": [{"id": "a", "title": "A"}],
+        "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
     },
     ("post", "/api/send/template"): {
         "phone": PHONE,
+        "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
@@ -84,6 +90,8 @@ VALID_BODIES = {
         "media_url": "https://93.184.215.14/invoice.pdf",  # a public address: no DNS needed
         "caption": "Your invoice",
         "file_name": "invoice.pdf",
+        "id": None,  # an uploaded media id, instead of media_url
+        "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
