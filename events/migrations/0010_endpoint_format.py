@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('events', '0005_translated_names'),
+        ("events", "0009_every_event_type"),
     ]
 
     operations = [
