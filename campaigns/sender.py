@@ -1,5 +1,7 @@
 """Sending a running campaign: each recipient at most once, at the number's pace.
 
+(Over 400 lines: the send loop, its pacing and its pause are one algorithm, read in order.)
+
 A sender task (campaigns/tasks.py) works in batches, each about TICK seconds of the
 rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
 

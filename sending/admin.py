@@ -1,6 +1,8 @@
 """The WhatsApp channel on the organization's admin page; chats, auto-replies and
 message templates in the staff admin.
 
+(Over 400 lines: the channel inline and the app's admin pages, one section each.)
+
 The channel settings are an inline of the organization (superusers only), saved
 through sending.services.configure_channel; their secrets are write-only. Sending
 re-registers accounts' organization admin with the inline, a channel column and

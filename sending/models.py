@@ -1,5 +1,8 @@
 """The organization's channel settings, chats (every message sent or received, with its
-channel status) and message templates."""
+channel status) and message templates.
+
+(Over 400 lines: the app's models in one file, where Django and readers look for them.)
+"""
 
 from django.db import models
 from django.db.models import Q

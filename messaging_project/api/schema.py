@@ -1,5 +1,7 @@
 """The OpenAPI description's shared, app-free parts (served at /api/schema, shown at /api/docs).
 
+(Over 400 lines: the shared envelope and field descriptions every app's schema builds on.)
+
 The views build their output with plain functions (each app's representations.py:
 `contact_data`, `chat_data`, ...), so the shapes they return are described by
 schema-only serializers, one per shape, and attached to the views with drf-spectacular

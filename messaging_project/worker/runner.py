@@ -1,5 +1,7 @@
 """The task worker: `manage.py db_worker`, the `worker:` process of the Procfile.
 
+(Over 400 lines: the loop, its claims by priority and its stop on SIGTERM are read together.)
+
 django_tasks_db stores the tasks and records how each run ended; this worker adds what
 running them in production takes:
 

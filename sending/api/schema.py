@@ -2,6 +2,8 @@
 `chat_record`, `status_history` and `template_data` return, the answers of the two
 sends, the template component's shape, and the views.
 
+(Over 400 lines: one description per shape the sending API answers, read side by side.)
+
 drf-spectacular finds the extensions below only once this module is imported:
 SendingConfig.ready() imports it, so it is loaded wherever Django is set up. The shared
 pieces are in messaging_project/api/schema.py, the contact record in

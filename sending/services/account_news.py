@@ -1,6 +1,8 @@
 """The webhook's fields other than `messages`: what WhatsApp says about the account,
 its number, its templates and its customers' preferences (contract section 14).
 
+(Over 400 lines: one short handler per webhook field, listed in FIELD_HANDLERS.)
+
 Each field has one handler, named in FIELD_HANDLERS; a handler gets the change's
 `value` and runs in its own savepoint, so a malformed change is skipped alone. A field
 without a handler is counted in the staff's log of unhandled items (and as skipped).
