@@ -97,10 +97,11 @@ def test_quality_red_mid_campaign_pauses_it_with_no_further_call_and_resume_cont
 
     data = shown(api, uuid)
     assert (data["status"], data["paused_reason"]) == ("paused", "quality_red")
-    # The second batch's send waits for its turn a tenth of a second on; the pause, found
-    # before the third batch, stops it unless its turn came first.
+    # The pause, found before the third batch, stops every send of the two batches let
+    # through whose thread had not yet left at its turn (the second's turn is a tenth of
+    # a second on): how many left first depends on the machine's speed.
     sent_when_paused = len(sends(graph))
-    assert sent_when_paused in (1, 2)
+    assert sent_when_paused in (0, 1, 2)
     assert data["failed"] == 0 and data["sent"] == sent_when_paused
     assert data["pending"] == 30 - sent_when_paused
     run_tasks()  # nothing runs for a paused campaign (the minutely look included)

@@ -97,6 +97,7 @@ VALID_BODIES = {
         "email": "ada@example.com",
     },
     # A bad value inside a contact fails that row, reported by the import (tests/contacts).
+    ("patch", "/api/channel"): {"enforce_service_window": True},
     ("post", "/api/contacts/import"): {
         "contacts": [{"phone": PHONE, "first_name": "Ada"}],
         "on_duplicate": "skip",

@@ -133,6 +133,7 @@ def test_response_has_the_documented_shape(api, org_a):
             "is_favorite": 0,
             "opted_out": 0,
             "user_id": "",
+            "metadata": None,
             "created_by": 0,
             "created_at": contact.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             "updated_at": contact.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
