@@ -92,6 +92,12 @@ def as_lists(value):
     return value
 
 
+def is_index(key: str) -> bool:
+    """A list index as PHP reads one: ASCII digits only (`str.isdigit` also takes `³`,
+    which `int` refuses), and short enough for `int` to read."""
+    return key.isascii() and key.isdigit() and len(key) <= 9
+
+
 def nested(pairs) -> dict:
     """A form's (name, value) pairs as the nested object a JSON body would be: bracket
     notation for objects and lists, the last value of a plain name repeated, and an empty
@@ -107,7 +113,7 @@ def nested(pairs) -> dict:
             last = depth == len(path) - 1
             if key == "":  # `a[]`: the next index
                 key = len(node)
-            elif key.isdigit() and depth:
+            elif depth and is_index(key):
                 key = int(key)
             if last:
                 node[key] = value

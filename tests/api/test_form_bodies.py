@@ -200,3 +200,12 @@ def test_an_unreadable_field_name_is_a_400(api):
 def test_other_content_types_are_still_415(api):
     response = api.post("/api/contacts", data="first_name=x", content_type="text/plain")
     assert response.status_code == 415
+
+
+@pytest.mark.parametrize("key", ["³", "٣", "9" * 5000])
+def test_a_key_of_digits_python_reads_but_php_would_not_is_a_name_not_a_500(api, key):
+    # `³` and `٣` pass str.isdigit but int() refuses `³`; 5,000 digits pass too, over
+    # int()'s limit. Either would have been an index and a 500.
+    body = f"phone=%2B14155552671&template[components][{key}][type]=body"
+    response = api.generic("POST", "/api/send/template", body, content_type=FORM)
+    assert response.status_code == 400
