@@ -107,6 +107,18 @@ def unchanged_or_with_one_of(value, characters, *, keys: bool):
     return st.one_of(st.just(value), changed)
 
 
+def without_surrogates(value):
+    """A form body (urlencoded or multipart) travels as UTF-8, which cannot spell a lone
+    surrogate: the hook's surrogate becomes a NUL, still text a database cannot store."""
+    if isinstance(value, str):
+        return "".join("\x00" if "\ud800" <= char <= "\udfff" else char for char in value)
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    return value
+
+
 @schema.hook
 def flatmap_body(context, body):
     return unchanged_or_with_one_of(body, UNSTORABLE, keys=True)
@@ -185,6 +197,8 @@ def steer(case, records) -> None:
 )
 def test_every_response_matches_the_schema(case, seeded):
     steer(case, seeded["records"])
+    if case.media_type != "application/json":  # a form body: UTF-8 on the wire
+        case.body = without_surrogates(case.body)
     # The WSGI test client does not undo gzip, which every real client does.
     headers = {"Authorization": f"Bearer {seeded['token']}", "Accept-Encoding": "identity"}
     response = case.call(headers=headers)
