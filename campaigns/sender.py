@@ -143,9 +143,11 @@ def batch_size(rate: int) -> int:
     return max(1, math.ceil(rate * TICK))
 
 
-def run_campaign(*, campaign_id: int, worker_id: str, next_sender: Callable[[], object]) -> str:
+def run_campaign(
+    *, campaign_id: int, worker_id: str, next_sender: Callable[[Campaign], object]
+) -> str:
     """One sender task's work on a campaign; the campaign's status when it ends.
-    `next_sender()` enqueues the sender task that takes over the rest."""
+    `next_sender(campaign)` enqueues the sender task that takes over the rest."""
     campaign = Campaign.objects.select_related("organization").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
@@ -154,10 +156,10 @@ def run_campaign(*, campaign_id: int, worker_id: str, next_sender: Callable[[], 
         campaign=campaign,
         worker_id=worker_id,
         until=time.monotonic() + SLICE_SECONDS,
-        hand_over=lambda: hand_over(campaign_id, next_sender),
+        hand_over=lambda: hand_over(campaign, next_sender),
     )
     # Recipients released meanwhile (throttled, or a fault before the channel) go again.
-    if handed_over or hand_over(campaign_id, next_sender):
+    if handed_over or hand_over(campaign, next_sender):
         return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
@@ -193,13 +195,13 @@ def may_send(sender: Sender) -> str:
     return pause_reason(health)
 
 
-def hand_over(campaign_id: int, next_sender: Callable[[], object]) -> bool:
+def hand_over(campaign: Campaign, next_sender: Callable[[Campaign], object]) -> bool:
     """At the end of a slice, the rest to a new sender task (any worker's), enqueued
     while this one still finishes its sends under way, so the pace has no gap. A crash
     before this one ends runs it again too: one more sender, and claims keep them apart."""
-    if not still_pending(campaign_id):
+    if not still_pending(campaign.pk):
         return False
-    next_sender()
+    next_sender(campaign)
     return True
 
 

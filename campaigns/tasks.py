@@ -23,6 +23,7 @@ from campaigns.recipients import fixed_recipients
 from campaigns.sender import run_campaign
 from messaging_project.worker.priorities import BULK
 from messaging_project.worker.schedule import every
+from messaging_project.worker.turns import enqueue_in_turn
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,14 @@ def send_campaign(context, campaign_id: int) -> str:
     return run_campaign(
         campaign_id=campaign_id,
         worker_id=worker_id,
-        next_sender=lambda: send_campaign.enqueue(campaign_id),
+        next_sender=enqueue_sender,
     )
+
+
+def enqueue_sender(campaign: Campaign):
+    """A sender task for the campaign, in its organization's turn (worker/turns.py): one
+    organization's ten campaigns take turns with another's one."""
+    return enqueue_in_turn(send_campaign, campaign.organization_id, campaign.pk)
 
 
 @task()
@@ -88,15 +95,16 @@ def start_senders(campaign: Campaign) -> None:
     """The campaign's sender tasks, enqueued in the caller's transaction."""
     ensure_pace(organization_id=campaign.organization_id)
     for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
-        send_campaign.enqueue(campaign.pk)
+        enqueue_sender(campaign)
 
 
 def resume_stalled_campaigns() -> int:
     """A sender task for each running campaign that has none waiting or running."""
     resumed = 0
-    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING).values_list(
-        "pk", flat=True
+    for campaign in Campaign.objects.filter(status=CampaignStatus.RUNNING).only(
+        "pk", "organization_id"
     ):
+        campaign_id = campaign.pk
         with transaction.atomic():
             # Locked, so that two workers' schedulers resume it once.
             if not (
@@ -111,7 +119,7 @@ def resume_stalled_campaigns() -> int:
                 args_kwargs__args__0=campaign_id,
             )
             if not senders.exists():
-                send_campaign.enqueue(campaign_id)
+                enqueue_sender(campaign)
                 resumed += 1
                 logger.warning("Campaign %s had no sender left; one more started", campaign_id)
     return resumed

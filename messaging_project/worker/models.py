@@ -43,3 +43,20 @@ class PeriodicRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job} for {self.period:%Y-%m-%d %H:%M}"
+
+
+class TaskOrganization(models.Model):
+    """The organization a task was enqueued for (turns.py), beside django_tasks_db's row,
+    which has no place for it. Deleted with its task."""
+
+    task = models.OneToOneField(
+        "django_tasks_database.DBTaskResult",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="organization",
+    )
+    # An id, not a key to accounts: the worker imports no app.
+    organization_id = models.BigIntegerField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.task_id} for organization {self.organization_id}"

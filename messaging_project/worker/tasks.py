@@ -24,10 +24,10 @@ BOOKKEEPING_KEPT = timedelta(days=2)
 def prune_task_results() -> int:
     """Finished tasks older than TASK_RESULTS_KEPT_DAYS (waiting and running ones stay)."""
     kept = timedelta(days=settings.TASK_RESULTS_KEPT_DAYS)
-    deleted, _ = (
+    _, deleted = (
         DBTaskResult.objects.finished().filter(finished_at__lt=timezone.now() - kept).delete()
     )
-    return deleted
+    return deleted.get(DBTaskResult._meta.label, 0)  # not counting their TaskOrganization
 
 
 @every(timedelta(days=1))

@@ -52,6 +52,7 @@ from events.models import Event
 from messaging_project.core.metrics import INBOUND_MESSAGES
 from messaging_project.core.phones import normalize_phone
 from messaging_project.core.storable import is_storable_json
+from messaging_project.worker.turns import enqueue_in_turn
 from sending.models import Channel, Chat, ChatSource, ChatStatus, ChatType
 from sending.services.account_news import record_account_news
 from sending.services.conversation import record_echoes
@@ -222,4 +223,4 @@ def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
         "message": reply.response_text,
         "media_type": reply.media_type,
     }
-    summary.replies.append(send_auto_reply.enqueue(owed=owed).id)
+    summary.replies.append(enqueue_in_turn(send_auto_reply, chat.organization_id, owed=owed).id)

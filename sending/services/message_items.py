@@ -18,6 +18,7 @@ from contacts.services import contact_for_whatsapp_user
 from events.models import Event
 from messaging_project.core.phones import normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
+from messaging_project.worker.turns import enqueue_in_turn
 from sending.models import Chat, ChatMedia, ChatType
 from sending.services.events import emit_changed_chat
 from sending.services.media import INBOUND_KINDS, MEDIA_ID, clean
@@ -220,5 +221,5 @@ def attach_media(chat: Chat, item: dict[str, Any]) -> ChatMedia | None:
     )
     Chat.objects.filter(pk=chat.pk).update(media=media)
     chat.media = media
-    fetch_media.enqueue(media.pk)
+    enqueue_in_turn(fetch_media, chat.organization_id, media.pk)
     return media

@@ -16,9 +16,10 @@ def test_a_message_from_a_new_sender_that_a_reply_answers(
     # organization with its channel and opt-out words; BEGIN; the message's savepoint;
     # the contact looked up; its savepoint, insert, live count, endpoints (for
     # contact.created, and message.received: once a webhook), release; the chat; the
-    # reply's index version (cache); the reply's task (its AutoReply is written by the
-    # task's run); the release; COMMIT
-    with django_assert_num_queries(14):
+    # reply's index version (cache); the organization's auto-replies waiting (its turn),
+    # the reply's task and its organization (its AutoReply is written by the task's
+    # run); the release; COMMIT
+    with django_assert_num_queries(16):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
@@ -29,7 +30,7 @@ def test_a_message_from_a_known_sender_that_a_reply_answers(
     deliver(cloud_webhook_org, envelope(text_message("hi")))
     # as above, the contact found and nothing done to it (and the reply's index version
     # remembered from the first message)
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(11):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
