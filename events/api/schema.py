@@ -43,8 +43,14 @@ class EndpointListedSerializer(serializers.Serializer):
 class EndpointRecordSerializer(EndpointListedSerializer):
     secret = text(
         "`whsec_` + base64: the key of the `webhook-signature` (docs/events.md). "
-        "Shown by the detail only, never in the list."
+        "Shown by the detail, the creation and the rotation; never in the list."
     )
+
+
+class WriteResultWithSecretSerializer(WriteResultSerializer):
+    """What creating an endpoint and rotating its secret answer."""
+
+    secret = text("The endpoint's signing secret now (`whsec_` + base64).")
 
 
 class DeliveryRecordSerializer(serializers.Serializer):
@@ -73,9 +79,15 @@ def endpoint_schema(view):
         edit_serializer=EndpointEditSerializer,
     )(view)
     return extend_schema_view(
+        create=described(
+            summary="Create an event webhook",
+            success=WriteResultWithSecretSerializer,
+            request=EndpointInputSerializer,
+            creates=True,
+        ),
         rotate_secret=described(
             summary="Rotate the secret (the old one still signs for 24 hours)",
-            success=WriteResultSerializer,
+            success=WriteResultWithSecretSerializer,
             codes=(404,),
         ),
         deliveries=described(

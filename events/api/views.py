@@ -1,6 +1,7 @@
 """Event webhook endpoints over the API. Thin: validate, call the service, shape."""
 
 from rest_framework.decorators import action
+from rest_framework.response import Response
 
 from events import selectors, services
 from events.api.serializers import EndpointEditSerializer, EndpointInputSerializer
@@ -10,19 +11,37 @@ from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
 
+def with_secret(response: Response, endpoint: Endpoint | None) -> Response:
+    """A write result that also shows the endpoint's secret (contract 16: creation and
+    rotation show it), so the receiver can be set up without reading the detail."""
+    if endpoint is not None and response.status_code == 200:
+        response.data = {**response.data, "secret": endpoint.secret}
+    return response
+
+
 class EndpointViewSet(OrganizationViewSet):
     queryset = Endpoint.objects.live()
     input_serializer_class = EndpointInputSerializer
     represent = staticmethod(endpoint_data)
 
     def list(self, request, *args, **kwargs):
-        """The page shows no secret: only the detail does (read it after a create or a
-        rotation), so that a page of endpoints never hands over every key at once."""
+        """The page shows no secret (the detail, the creation and the rotation do), so
+        that a page of endpoints never hands over every key at once."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response([endpoint_listed(endpoint) for endpoint in page])
 
-    @idempotent
     def create(self, request):
+        # The secret is added after the idempotent part, so that the replayed answers kept
+        # for Idempotency-Key never store it in the clear.
+        response = self.create_once(request)
+        if response.status_code != 200:
+            return response
+        return with_secret(
+            response, selectors.live_endpoint(self.organization, response.data["id"])
+        )
+
+    @idempotent
+    def create_once(self, request):
         endpoint = services.create_endpoint(
             organization=self.organization, **self.validated_input()
         )
@@ -44,7 +63,7 @@ class EndpointViewSet(OrganizationViewSet):
     @action(detail=True, methods=["post"], url_path="rotate-secret")
     def rotate_secret(self, request, uuid=None):
         endpoint = services.rotate_secret(endpoint=self.get_object())
-        return write_result(endpoint)
+        return with_secret(write_result(endpoint), endpoint)
 
     @action(detail=True, methods=["get"])
     def deliveries(self, request, uuid=None):

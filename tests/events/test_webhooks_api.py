@@ -44,6 +44,48 @@ def test_create_then_show_with_a_secret(api, org_a):
     assert len(base64.b64decode(data["secret"].removeprefix("whsec_"))) >= 24
 
 
+def test_creation_and_rotation_show_the_secret_beside_the_write_result(api, org_a):
+    created = create(api).json()
+    uuid = created["id"]
+    endpoint = Endpoint.objects.get(uuid=uuid)
+    assert created == {
+        "statusCode": 200,
+        "id": uuid,
+        "message": "Request processed successfully",
+        "secret": endpoint.secret,
+    }
+    rotated = api.post(f"/api/webhooks/{uuid}/rotate-secret").json()
+    endpoint.refresh_from_db()
+    assert rotated["id"] == uuid and rotated["secret"] == endpoint.secret != created["secret"]
+    assert api.get(f"/api/webhooks/{uuid}").json()["data"]["secret"] == rotated["secret"]
+
+
+def test_a_replayed_creation_shows_the_secret_that_was_never_stored_with_it(api):
+    from messaging_project.api.models import IdempotencyKey
+
+    first = api.post(
+        "/api/webhooks",
+        {"url": "https://example.com/hook"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="create-once",
+    )
+    again = api.post(
+        "/api/webhooks",
+        {"url": "https://example.com/hook"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="create-once",
+    )
+    assert again.json() == first.json() and first.json()["secret"].startswith("whsec_")
+    assert Endpoint.objects.count() == 1
+    stored = IdempotencyKey.objects.get(key="create-once").response_body
+    assert "secret" not in stored and "whsec_" not in json.dumps(stored)
+
+
+def test_a_refused_creation_shows_no_secret(api):
+    response = create(api, url="not a url")
+    assert response.status_code == 400 and "secret" not in response.json()
+
+
 def test_events_left_out_means_every_event(api):
     uuid = create(api).json()["id"]
     assert api.get(f"/api/webhooks/{uuid}").json()["data"]["events"] == []
