@@ -2,7 +2,9 @@
 on PostgreSQL, the Cloud API stand-in and real receivers on loopback, scaled to seconds:
 organization A runs 10 campaigns and has 10 endpoints that never answer; organization
 B's auto-replies reach the channel within 2 s and its events its endpoint within 3 s,
-and A's work is still done, nothing lost and nothing sent twice."""
+and A's work is still done, nothing lost and nothing sent twice. And when A owes a
+backlog of auto-replies to a slow channel, B's are claimed in the first turns
+(messaging_project/worker/turns.py), not after A's whole backlog."""
 
 import json
 import math
@@ -177,3 +179,61 @@ def test_one_organizations_campaigns_and_dead_endpoints_do_not_hold_up_anothers_
     a_deliveries = Delivery.objects.filter(organization=org_a)
     assert sorted(ids) == sorted(a_deliveries.values_list("msg_id", flat=True))
     assert set(a_deliveries.values_list("attempts", flat=True)) == {1}
+
+
+# A's flood: auto-replies owed to 160 of A's customers at once, each taking 0.5 s at A's
+# channel: 10 s of work for 8 threads. B's few replies must not wait behind all of it.
+FLOOD, FLOOD_SECONDS, B_REPLIES = 160, 0.5, 4
+
+
+def test_one_organizations_flood_of_auto_replies_delays_anothers_by_a_turn(
+    cloud_org, org_b, graph, tmp_path
+):
+    org_a, org_b = cloud_org, b_organization(org_b)
+    set_channel(org_a, app_secret=APP_SECRET)
+    reply_services.create_canned_reply(
+        organization=org_a,
+        name="hours",
+        trigger="hours",
+        match_criteria="contains",
+        response="8 to 4",
+    )
+    replied: dict[str, float] = {}
+
+    def answer(request) -> None:
+        if request.method == "POST" and (request.json or {}).get("type") == "text":
+            if request.json["text"]["body"] == "8 to 4":  # A's channel is slow
+                time.sleep(FLOOD_SECONDS)
+            replied.setdefault(request.json["to"], time.time())
+
+    graph.on_request = answer
+    a_senders = [f"4915199{n:05d}" for n in range(FLOOD)]
+    for first in range(0, FLOOD, 40):  # owed before the worker starts: one backlog
+        batch = [text_message("hours?", sender=s) for s in a_senders[first : first + 40]]
+        assert deliver(org_a, envelope(*batch)).status_code == 200
+    b_senders = [f"1415666{n:04d}" for n in range(B_REPLIES)]
+    for sender in b_senders:
+        assert deliver(org_b, envelope(text_message("hours?", sender=sender))).status_code == 200
+
+    env = environment(tmp_path, WHATSAPP_GRAPH_URL=graph.url, WHATSAPP_TIMEOUT="5")
+    log = tmp_path / "worker.log"
+    worker = start_worker(env, log, "--worker-id", "turns", "--threads", str(THREADS))
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.exists(), what="the worker")
+        started = time.time()
+        wait_until(lambda: len(replied) == FLOOD + B_REPLIES, seconds=60, what="every reply")
+    finally:
+        assert stop(worker) == 0, log.read_text()[-3000:]
+
+    # B's replies were claimed in the first turns (its first before A's second...): they
+    # left within about one of A's slow sends, not after A's whole backlog (10 s).
+    b_latency = sorted(replied[sender] - started for sender in b_senders)
+    a_done = max(replied[sender] for sender in a_senders) - started
+    assert b_latency[-1] <= 2.0, b_latency
+    assert a_done >= FLOOD * FLOOD_SECONDS / THREADS * 0.8, a_done
+    texts = Counter(
+        request.json["to"]
+        for request in list(graph.requests)
+        if request.method == "POST" and (request.json or {}).get("type") == "text"
+    )
+    assert len(texts) == FLOOD + B_REPLIES and set(texts.values()) == {1}  # once each
