@@ -90,7 +90,7 @@ session.mount("https://", GraphAdapter(pool_maxsize=32))
 session.mount("http://", GraphAdapter(pool_maxsize=32))
 
 CONNECT_TIMEOUT = 5.0  # seconds; the whole call may take up to WHATSAPP_TIMEOUT
-TEMPLATE_FIELDS = "id,name,language,status,category,components"
+TEMPLATE_FIELDS = "id,name,language,status,category,components,quality_score,rejected_reason"
 MAX_TEMPLATE_PAGES = 200
 
 # Graph codes that say the token is wrong, expired or lacks a permission.

@@ -128,6 +128,24 @@ def rendered_metadata(
     }
 
 
+def synced_news(item: dict[str, Any], template: MessageTemplate | None) -> dict[str, str]:
+    """The reason and quality a listed template gives. Its `rejected_reason` is "NONE"
+    unless it was rejected: the reason kept (a pause's explanation from the webhook)
+    stays while the status does, and goes when the status changed. A quality score left
+    out keeps the one known."""
+    news = {}
+    reason = str(item.get("rejected_reason") or "")[:255]
+    if reason.upper() not in ("", "NONE"):
+        news["reason"] = reason
+    elif template is None or template.status != str(item.get("status") or "")[:32]:
+        news["reason"] = ""
+    score = item.get("quality_score")
+    quality = str(score.get("score") or "") if isinstance(score, dict) else ""
+    if quality:
+        news["quality"] = quality.upper()[:32]
+    return news
+
+
 @dataclass(frozen=True)
 class SyncResult:
     created: int
@@ -158,6 +176,7 @@ def sync_templates(*, organization: Organization) -> SyncResult:
                 "deleted_at": None,
             }
             template = existing.get((name, language))
+            values.update(synced_news(item, template))
             if template is None:
                 template = MessageTemplate.objects.create(
                     organization=organization, name=name, language=language, **values

@@ -336,6 +336,47 @@ def test_sync_updates_changed_and_removes_vanished_templates(cloud_org, org_b, g
     assert vanished.deleted_at is None
 
 
+def test_sync_keeps_the_quality_and_the_rejection_reason(cloud_org, graph):
+    """Graph's template fields `quality_score` ({"score", "date"}) and `rejected_reason`
+    ("NONE" unless rejected), as its message_templates edge lists them."""
+    paused = MessageTemplateFactory(
+        organization=cloud_org, name="paused_promo", status="PAUSED", reason="Low quality"
+    )
+    approved = MessageTemplateFactory(
+        organization=cloud_org, name="back_again", status="PAUSED", reason="Low quality"
+    )
+    listed = [
+        {
+            "name": "paused_promo",
+            "status": "PAUSED",
+            "rejected_reason": "NONE",
+            "quality_score": {"score": "RED", "date": 1700000000},
+        },
+        {
+            "name": "back_again",
+            "status": "APPROVED",
+            "rejected_reason": "NONE",
+            "quality_score": {"score": "GREEN", "date": 1700000000},
+        },
+        {"name": "bad_promo", "status": "REJECTED", "rejected_reason": "INVALID_FORMAT"},
+    ]
+    graph.reply(200, {"data": [dict(item, language="en_US") for item in listed]})
+
+    call_command("sync_templates", cloud_org.name)
+
+    assert "quality_score" in graph.requests[0].path and "rejected_reason" in graph.requests[0].path
+    paused.refresh_from_db()
+    approved.refresh_from_db()
+    rejected = MessageTemplate.objects.get(name="bad_promo")
+    assert (paused.status, paused.reason, paused.quality) == ("PAUSED", "Low quality", "RED")
+    assert (approved.status, approved.reason, approved.quality) == ("APPROVED", "", "GREEN")
+    assert (rejected.status, rejected.reason, rejected.quality) == (
+        "REJECTED",
+        "INVALID_FORMAT",
+        "",
+    )
+
+
 def test_sync_refuses_a_next_page_on_another_host(cloud_org, graph):
     graph.reply(200, {"data": [], "paging": {"next": "https://evil.example/steal?after=x"}})
 
