@@ -68,15 +68,20 @@ def b_organization(org_b):
         access_token=ACCESS_TOKEN,
         business_account_id=BUSINESS_ACCOUNT_ID,
     )
-    set_channel(org_b, app_secret=APP_SECRET)
+    return answering_hours(org_b, "9 to 5")
+
+
+def answering_hours(organization, response: str):
+    """The organization's webhook signed with APP_SECRET, and "hours" answered."""
+    set_channel(organization, app_secret=APP_SECRET)
     reply_services.create_canned_reply(
-        organization=org_b,
+        organization=organization,
         name="hours",
         trigger="hours",
         match_criteria="contains",
-        response="9 to 5",
+        response=response,
     )
-    return org_b
+    return organization
 
 
 def test_one_organizations_campaigns_and_dead_endpoints_do_not_hold_up_anothers_replies(
@@ -189,15 +194,7 @@ FLOOD, FLOOD_SECONDS, B_REPLIES = 160, 0.5, 4
 def test_one_organizations_flood_of_auto_replies_delays_anothers_by_a_turn(
     cloud_org, org_b, graph, tmp_path
 ):
-    org_a, org_b = cloud_org, b_organization(org_b)
-    set_channel(org_a, app_secret=APP_SECRET)
-    reply_services.create_canned_reply(
-        organization=org_a,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response="8 to 4",
-    )
+    org_a, org_b = answering_hours(cloud_org, "8 to 4"), b_organization(org_b)
     replied: dict[str, float] = {}
 
     def answer(request) -> None:
