@@ -141,6 +141,28 @@ def test_on_duplicate_update_writes_the_rows_values_and_keeps_blank_cells(api, o
     assert {c.contact_group_id for c in found.values()} == {group.pk}
 
 
+def test_rows_repeating_a_number_update_it_in_the_files_order(api, org_a):
+    ContactFactory(
+        organization=org_a,
+        phone="442079460001",
+        first_name="Old",
+        last_name="Kept",
+        metadata={"plan": "basic", "since": "2020"},
+    )
+    text = (
+        "phone,first_name,email,plan,city\n"
+        "+442079460001,One,one@example.com,pro,\n"
+        "+442079460001,,,,Leeds\n"
+        "+442079460001,Three,,,\n"
+    )
+    report = imported(api, upload(api, text.encode(), on_duplicate="update"))
+    assert (report["created"], report["updated"], report["skipped"]) == (0, 3, 0)
+    contact = contacts_of(org_a)["442079460001"]
+    assert (contact.first_name, contact.last_name) == ("Three", "Kept")
+    assert contact.email == "one@example.com"  # the later blank cells kept it
+    assert contact.metadata == {"plan": "pro", "since": "2020", "city": "Leeds"}
+
+
 def test_a_json_list_is_imported_like_a_file(api, org_a):
     body = {
         "contacts": [
