@@ -1,5 +1,5 @@
-"""Running a contacts import (docs/contacts.md): the rows read from a file
-(contacts/imports.py) imported in batches by the task of contacts/tasks.py.
+"""Running a contacts import (docs/contacts.md): the rows of a file (contacts/imports.py)
+imported in batches by the task of contacts/tasks.py.
 
 Each batch is one transaction that also moves the import's progress, under the import's
 row lock: a task run twice, or retried after a crash, carries on where the last committed
@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from contacts import queries
+from contacts import imports, queries
 from contacts.models import (
     Contact,
     ContactBlock,
@@ -102,7 +102,7 @@ def run_contact_import(*, import_id: int) -> str:
         return contact_import.status if contact_import else "missing"
     if not started:
         logger.info("Contact import %s carried on from row %s", import_id, contact_import.processed)
-    rows = contact_import.rows
+    rows = rows_of(contact_import)
     groups: dict[str, ContactGroup] = {}
     attempt = 1
     try:
@@ -123,13 +123,20 @@ def run_contact_import(*, import_id: int) -> str:
     return ImportStatus.COMPLETED
 
 
+def rows_of(contact_import: ContactImport) -> list[list]:
+    """The import's rows: a JSON list's as stored, a CSV file's read from its text."""
+    if contact_import.source:  # checked when it came: it reads as it did then
+        return imports.csv_rows(contact_import.source.encode())
+    return contact_import.rows
+
+
 def import_next_batch(
     contact_import: ContactImport, rows: list[list], groups: dict[str, ContactGroup]
 ) -> bool:
     """Import the next batch of rows; True when none is left (the import then finished)."""
     with transaction.atomic():
         current = (
-            ContactImport.objects.defer("rows")
+            ContactImport.objects.defer("rows", "source")
             .select_for_update()
             .filter(pk=contact_import.pk, status=ImportStatus.RUNNING)
             .first()
@@ -160,9 +167,9 @@ def finish_import(contact_import: ContactImport, status: str) -> None:
     with transaction.atomic():
         changed = ContactImport.objects.filter(
             pk=contact_import.pk, status=ImportStatus.RUNNING
-        ).update(status=status, rows=[], finished_at=now, updated_at=now)
+        ).update(status=status, rows=[], source="", finished_at=now, updated_at=now)
         if changed:
-            contact_import = ContactImport.objects.defer("rows").get(pk=contact_import.pk)
+            contact_import = ContactImport.objects.defer("rows", "source").get(pk=contact_import.pk)
             emit_event(
                 organization_id=contact_import.organization_id,
                 event=Event.CONTACTS_IMPORTED,
