@@ -25,6 +25,7 @@ from bench import (
     autoreply,
     campaigns,
     chart,
+    contacts_import,
     events,
     fairness,
     instructions,
@@ -44,6 +45,7 @@ SCENARIOS = {
     "media": media.run,
     "fairness": fairness.run,
     "account_news": account_news.run,
+    "contacts_import": contacts_import.run,
 }
 EXTRA = {"instructions": instructions.run}
 

@@ -286,7 +286,7 @@ class ContactImportForm(forms.Form):
             try:
                 if upload.size > imports.MAX_BYTES:
                     raise imports.refuse("file", imports.TOO_LARGE)
-                data["rows"] = imports.csv_rows(upload.read())
+                data["csv_file"] = imports.checked_csv(upload.read())
             except imports.ImportRefused as refused:
                 self.add_error(None, translated(refused))
         return data
@@ -309,7 +309,7 @@ def import_contacts_view(model_admin: "ContactAdmin", request):
         data = form.cleaned_data
         contact_import = tasks.start_contact_import(
             organization=organization if scoped else data["organization"],
-            rows=data["rows"],
+            csv_file=data["csv_file"],
             on_duplicate=data["on_duplicate"],
             contact_group=data["contact_group"],
             file_name=data["file"].name or "",
@@ -378,7 +378,7 @@ class ContactImportAdmin(OrganizationScopedAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).defer("rows")
+        return super().get_queryset(request).defer("rows", "source")
 
     def has_add_permission(self, request):
         return False

@@ -1,11 +1,13 @@
-"""Running a contacts import (docs/contacts.md): the rows read from a file
-(contacts/imports.py) imported in batches by the task of contacts/tasks.py.
+"""Running a contacts import (docs/contacts.md): the rows of a file (contacts/imports.py)
+imported in batches by the task of contacts/tasks.py.
 
 Each batch is one transaction that also moves the import's progress, under the import's
 row lock: a task run twice, or retried after a crash, carries on where the last committed
 batch left it, and never imports a row twice. New numbers are inserted in one statement
 that leaves out any number a concurrent writer holds (the partial unique index decides),
-so two imports of the same numbers at once create each contact once.
+so two imports of the same numbers at once create each contact once. On PostgreSQL a
+batch's insert and its updates are one statement each (contacts/queries.py); elsewhere
+the ORM's bulk writes.
 """
 
 import logging
@@ -14,11 +16,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from contacts import imports, queries
 from contacts.models import (
     Contact,
     ContactBlock,
@@ -46,6 +49,8 @@ ROW_TOO_LONG = gettext_noop("A value is longer than 255 characters.")
 ROW_NO_PHONE = gettext_noop("The phone is missing.")
 ROW_GROUP_GONE = gettext_noop("The contact group was deleted during the import.")
 IMPORTED_TEXT_FIELDS = ("first_name", "last_name", "email")
+# What a new contact takes from its row, besides the metadata.
+NEW_CONTACT_FIELDS = ("phone", *IMPORTED_TEXT_FIELDS, "contact_group_id")
 # How deep a JSON import's metadata may nest.
 METADATA_DEPTH = 8
 
@@ -97,7 +102,7 @@ def run_contact_import(*, import_id: int) -> str:
         return contact_import.status if contact_import else "missing"
     if not started:
         logger.info("Contact import %s carried on from row %s", import_id, contact_import.processed)
-    rows = contact_import.rows
+    rows = rows_of(contact_import)
     groups: dict[str, ContactGroup] = {}
     attempt = 1
     try:
@@ -118,13 +123,20 @@ def run_contact_import(*, import_id: int) -> str:
     return ImportStatus.COMPLETED
 
 
+def rows_of(contact_import: ContactImport) -> list[list]:
+    """The import's rows: a JSON list's as stored, a CSV file's read from its text."""
+    if contact_import.source:  # checked when it came: it reads as it did then
+        return imports.csv_rows(contact_import.source.encode())
+    return contact_import.rows
+
+
 def import_next_batch(
     contact_import: ContactImport, rows: list[list], groups: dict[str, ContactGroup]
 ) -> bool:
     """Import the next batch of rows; True when none is left (the import then finished)."""
     with transaction.atomic():
         current = (
-            ContactImport.objects.defer("rows")
+            ContactImport.objects.defer("rows", "source")
             .select_for_update()
             .filter(pk=contact_import.pk, status=ImportStatus.RUNNING)
             .first()
@@ -155,9 +167,9 @@ def finish_import(contact_import: ContactImport, status: str) -> None:
     with transaction.atomic():
         changed = ContactImport.objects.filter(
             pk=contact_import.pk, status=ImportStatus.RUNNING
-        ).update(status=status, rows=[], finished_at=now, updated_at=now)
+        ).update(status=status, rows=[], source="", finished_at=now, updated_at=now)
         if changed:
-            contact_import = ContactImport.objects.defer("rows").get(pk=contact_import.pk)
+            contact_import = ContactImport.objects.defer("rows", "source").get(pk=contact_import.pk)
             emit_event(
                 organization_id=contact_import.organization_id,
                 event=Event.CONTACTS_IMPORTED,
@@ -203,85 +215,76 @@ def import_rows(
     # IN list of at most 100 values, so without it a batch's look-up of 1,000 numbers
     # walked every contact of the organization instead of the unique live-phone index.
     live = Contact.objects.live().filter(organization_id=organization_id).exclude(phone="")
-    phones = list(dict.fromkeys(row["phone"] for _n, row in rows))
-    found = live.filter(phone__in=phones).order_by("phone")
-    if update:
-        found = found.select_for_update(no_key=True)
-    existing = {contact.phone: contact for contact in found}
 
-    fresh: dict[str, Contact] = {}
+    def live_ids(phones: list[str]) -> dict[str, int]:
+        found = live.filter(phone__in=phones).order_by("phone")
+        if update:  # locked in the numbers' order, as the insert below locks its own
+            found = found.select_for_update(no_key=True)
+        return dict(found.values_list("phone", "pk"))
+
+    existing = live_ids(list(dict.fromkeys(row["phone"] for _n, row in rows)))
+    fresh: dict[str, dict[str, Any]] = {}
     for _number, row in rows:
         if row["phone"] not in existing and row["phone"] not in fresh:
-            fresh[row["phone"]] = new_contact(contact_import, row)
+            fresh[row["phone"]] = row
     # In the numbers' order: two imports inserting the same numbers wait for each other
     # in one order, instead of each holding what the other waits for (a deadlock).
-    created_ids = insert_new_contacts(sorted(fresh.values(), key=lambda c: c.phone))
-    lost = [phone for phone, contact in fresh.items() if contact.pk not in created_ids]
+    created = insert_new_contacts(contact_import, [fresh[phone] for phone in sorted(fresh)])
+    lost = [phone for phone in fresh if phone not in created]
     if lost:  # inserted meanwhile by a concurrent import: duplicates, as found ones are
-        more = live.filter(phone__in=lost).order_by("phone")
-        if update:
-            more = more.select_for_update(no_key=True)
-        existing.update((contact.phone, contact) for contact in more)
+        existing.update(live_ids(sorted(lost)))
 
-    counts = {"created": len(created_ids), "updated": 0, "skipped": 0}
-    changed: dict[int, Contact] = {}
-    first_of_new = {phone for phone, contact in fresh.items() if contact.pk in created_ids}
+    counts = {"created": len(created), "updated": 0, "skipped": 0}
+    changes: dict[int, dict[str, Any]] = {}
+    first_of_new = set(created)
     for _number, row in rows:
         phone = row["phone"]
         if phone in first_of_new:
             first_of_new.discard(phone)  # this row created it; later ones are duplicates
             continue
-        contact = existing.get(phone) or fresh[phone]
-        if not update or contact.pk is None:
+        contact_id = existing.get(phone) or created.get(phone)
+        if not update or contact_id is None:
             counts["skipped"] += 1
             continue
-        apply_row(contact, row)
-        changed[contact.pk] = contact
+        merge_row(changes.setdefault(contact_id, {"id": contact_id}), row)
         counts["updated"] += 1
-    if changed:
-        now = timezone.now()
-        for contact in changed.values():
-            contact.updated_at = now
-        Contact.objects.live().bulk_update(
-            list(changed.values()),
-            ["first_name", "last_name", "email", "contact_group", "metadata", "updated_at"],
-        )
+    if changes:
+        update_contacts(list(changes.values()))
     return counts, errors
 
 
-def new_contact(contact_import: ContactImport, row: dict[str, Any]) -> Contact:
-    return Contact(
-        uuid=uuid.uuid4(),
-        organization_id=contact_import.organization_id,
-        phone=row["phone"],
-        first_name=row["first_name"],
-        last_name=row["last_name"],
-        email=row["email"],
-        contact_group_id=row["contact_group_id"],
-        metadata=row["metadata"],
-        created_by=contact_import.created_by,
-    )
-
-
-def insert_new_contacts(contacts: list[Contact]) -> set[int]:
-    """Insert the contacts, leaving out each whose number a concurrent writer holds (the
-    partial unique index decides, ON CONFLICT DO NOTHING); the ids of those inserted,
-    which are set on them, and counted in the organization's live blocks."""
-    if not contacts:
-        return set()
-    organization_id = contacts[0].organization_id
+def insert_new_contacts(
+    contact_import: ContactImport, rows: list[dict[str, Any]]
+) -> dict[str, int]:
+    """Insert the rows as contacts, leaving out each whose number a concurrent writer holds
+    (the partial unique index decides, ON CONFLICT DO NOTHING); the id of each inserted,
+    by number, counted in the organization's live blocks."""
+    if not rows:
+        return {}
+    organization_id = contact_import.organization_id
     # The total's row started first, if missing, from a count without these contacts: a
     # row started after them would count them once, and each block's delta again.
     adjust_live_count(organization_id=organization_id, contact_id=0, delta=0)
-    Contact.objects.bulk_create(contacts, ignore_conflicts=True)
-    by_uuid = {contact.uuid: contact for contact in contacts}
-    ids = set()
+    if connection.vendor == "postgresql":
+        values = [
+            {field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata") if row[field]}
+            for row in rows
+        ]
+        inserted = queries.insert_imported(
+            organization_id=organization_id,
+            created_by=contact_import.created_by,
+            now=timezone.now(),
+            rows=values,
+        )
+        ids = {phone: pk for pk, phone in inserted}
+    else:
+        contacts = [new_contact(contact_import, row) for row in rows]
+        Contact.objects.bulk_create(contacts, ignore_conflicts=True)
+        by_uuid = {contact.uuid: contact.phone for contact in contacts}
+        found = Contact.objects.filter(uuid__in=list(by_uuid)).values_list("pk", "uuid")
+        ids = {by_uuid[contact_uuid]: pk for pk, contact_uuid in found}
     per_block: dict[int, int] = {}
-    for pk, contact_uuid in Contact.objects.filter(uuid__in=list(by_uuid)).values_list(
-        "pk", "uuid"
-    ):
-        by_uuid[contact_uuid].pk = pk
-        ids.add(pk)
+    for pk in ids.values():
         per_block[pk // ContactBlock.SIZE] = per_block.get(pk // ContactBlock.SIZE, 0) + 1
     for block, count in per_block.items():
         adjust_live_count(
@@ -290,15 +293,47 @@ def insert_new_contacts(contacts: list[Contact]) -> set[int]:
     return ids
 
 
-def apply_row(contact: Contact, row: dict[str, Any]) -> None:
-    """An update from a row: the values it gives; a blank cell keeps what is there."""
-    for field in IMPORTED_TEXT_FIELDS:
+def new_contact(contact_import: ContactImport, row: dict[str, Any]) -> Contact:
+    return Contact(
+        uuid=uuid.uuid4(),
+        organization_id=contact_import.organization_id,
+        created_by=contact_import.created_by,
+        **{field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata")},
+    )
+
+
+def merge_row(change: dict[str, Any], row: dict[str, Any]) -> None:
+    """Add a row's update to what earlier rows of the batch give the same contact: the
+    values it gives (a blank cell keeps what is there), its extra columns merged."""
+    for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id"):
         if row[field] is not None:
-            setattr(contact, field, row[field])
-    if row["contact_group_id"] is not None:
-        contact.contact_group_id = row["contact_group_id"]
+            change[field] = row[field]
     if row["metadata"]:
-        contact.metadata = {**(contact.metadata or {}), **row["metadata"]}
+        change["metadata"] = {**change.get("metadata", {}), **row["metadata"]}
+
+
+def update_contacts(changes: list[dict[str, Any]]) -> None:
+    """Write each change (merge_row) over its contact, locked by the caller."""
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        queries.update_imported(now=now, rows=changes)
+        return
+    contacts = Contact.objects.live().in_bulk([change["id"] for change in changes])
+    for change in changes:
+        contact = contacts.get(change["id"])
+        if contact is None:
+            continue
+        for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id"):
+            if field in change:
+                setattr(contact, field, change[field])
+        if "metadata" in change:
+            merged = contact.metadata if isinstance(contact.metadata, dict) else {}
+            contact.metadata = {**merged, **change["metadata"]}
+        contact.updated_at = now
+    Contact.objects.live().bulk_update(
+        list(contacts.values()),
+        ["first_name", "last_name", "email", "contact_group", "metadata", "updated_at"],
+    )
 
 
 def resolve_groups(

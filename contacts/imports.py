@@ -4,9 +4,10 @@ Everything that can make a whole file unusable is found here, before anything is
 stored: the encoding (UTF-8 with or without a byte-order mark; anything else is read as
 Latin-1, as spreadsheets on Windows export it), the delimiter (comma, semicolon or tab,
 chosen by the header row), the header (it must name a phone column), the size and the
-number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The rows'
+number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The web
+process only checks a file (checked_csv) and stores its text; the task makes its rows. The rows'
 own values (a bad phone, a bad email) are checked row by row when the import runs
-(contacts.services.import_rows), so that one bad row does not stop the others.
+(contacts.importing.import_rows), so that one bad row does not stop the others.
 
 A row is `[number, {field: value}]`: the five known fields under their own names and,
 under `metadata`, the other columns by their header as written, with their text.
@@ -16,7 +17,7 @@ import csv
 import io
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_noop
@@ -98,8 +99,27 @@ def chosen_delimiter(text: str) -> str:
     return max(found)[1]
 
 
+class CheckedCsv(NamedTuple):
+    text: str
+    rows: int
+
+
+def checked_csv(data: bytes) -> CheckedCsv:
+    """A CSV file's text and its number of rows, once every check csv_rows makes has
+    passed (ImportRefused otherwise), without making its rows: the web process stores the
+    text, and the import's task reads it (a 100,000-row file's rows cost the request more
+    than a second of the interpreter, which its other requests wait for)."""
+    text, _rows, count = read_csv(data, with_rows=False)
+    return CheckedCsv(text, count)
+
+
 def csv_rows(data: bytes) -> list[Row]:
     """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
+    return read_csv(data, with_rows=True)[1]
+
+
+def read_csv(data: bytes, *, with_rows: bool) -> tuple[str, list[Row], int]:
+    """The file's text, its rows (none unless `with_rows`) and their number."""
     if len(data) > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
     text = decoded(data)
@@ -108,21 +128,24 @@ def csv_rows(data: bytes) -> list[Row]:
     delimiter = chosen_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[Row] = []
+    count = 0
     try:
         header = [name.strip() for name in next(reader)]
         fields = header_fields(header)
         for record in reader:
             if not any(value.strip() for value in record):
                 continue  # a blank line
-            if len(rows) >= MAX_ROWS:
+            if count >= MAX_ROWS:
                 raise refuse("file", TOO_MANY_ROWS)
-            # The spreadsheet's row number: the header is row 1.
-            rows.append([reader.line_num, row_values(fields, header, record)])
+            count += 1
+            if with_rows:
+                # The spreadsheet's row number: the header is row 1.
+                rows.append([reader.line_num, row_values(fields, header, record)])
     except csv.Error as error:
         raise refuse("file", UNREADABLE_CSV, reason=str(error)) from None
-    if not rows:
+    if not count:
         raise refuse("file", EMPTY_FILE)
-    return rows
+    return text, rows, count
 
 
 def header_fields(header: list[str]) -> list[str | None]:

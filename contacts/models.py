@@ -131,9 +131,10 @@ class OnDuplicate(models.TextChoices):
 class ContactImport(OrganizationRecord):
     """One bulk import of contacts (a CSV file or a JSON list), done by a task in batches.
 
-    The rows are read and checked when the file comes (contacts/imports.py) and kept here
-    until the import is done; `processed` counts the rows already imported, written in
-    the same transaction as each batch, so a task run again carries on from there.
+    The file is checked when it comes (contacts/imports.py) and kept here, as its text or
+    a JSON list's rows, until the import is done; `processed` counts the rows already
+    imported, written in the same transaction as each batch, so a task run again carries
+    on from there.
     """
 
     status = models.CharField(
@@ -153,6 +154,8 @@ class ContactImport(OrganizationRecord):
     )
     # [row number, {field: value}] for each row; emptied once the import is done.
     rows = models.JSONField(_("rows"), default=list, blank=True)
+    # A CSV file's text, whose rows the task makes; emptied once the import is done.
+    source = models.TextField(_("file"), blank=True, default="")
     total = models.PositiveIntegerField(pgettext_lazy("import count", "total"), default=0)
     processed = models.PositiveIntegerField(pgettext_lazy("import count", "processed"), default=0)
     created = models.PositiveIntegerField(pgettext_lazy("import count", "created"), default=0)

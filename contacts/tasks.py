@@ -5,6 +5,7 @@ from django_tasks import task
 
 from accounts.models import Organization
 from contacts import importing
+from contacts.imports import CheckedCsv
 from contacts.models import ContactGroup, ContactImport, OnDuplicate
 
 
@@ -17,19 +18,22 @@ def run_contact_import(import_id: int) -> str:
 def start_contact_import(
     *,
     organization: Organization,
-    rows: list[list],
+    rows: list[list] | None = None,
+    csv_file: CheckedCsv | None = None,
     on_duplicate: str = OnDuplicate.SKIP,
     contact_group: ContactGroup | None = None,
     file_name: str = "",
     created_by: int = 0,
 ) -> ContactImport:
-    """Store the rows read from a file (contacts.imports) and enqueue their import, in
-    one transaction. The API and the admin both start imports here."""
+    """Store the rows of a JSON list, or a checked CSV file's text (contacts.imports), and
+    enqueue their import, in one transaction. The API and the admin both start imports
+    here."""
     with transaction.atomic():
         contact_import = ContactImport.objects.create(
             organization=organization,
-            rows=rows,
-            total=len(rows),
+            rows=rows or [],
+            source=csv_file.text if csv_file else "",
+            total=csv_file.rows if csv_file else len(rows or []),
             on_duplicate=on_duplicate,
             contact_group=contact_group,
             file_name=file_name[:255],

@@ -51,22 +51,22 @@ def export_response(organization_id: int, file_name: str = "contacts.csv"):
     return response
 
 
-def import_rows(options: dict) -> tuple[list[list], str]:
-    """The rows of the file or JSON list sent, and the file's name; a 400 on `file` or
-    `contacts` when the whole of it is unusable."""
+def import_source(options: dict) -> dict:
+    """What start_contact_import takes of the file (checked) or the JSON list (its rows)
+    sent; a 400 on `file` or `contacts` when the whole of it is unusable."""
     try:
         if "file" in options:
             upload = options["file"]
             if upload.size > imports.MAX_BYTES:
                 raise imports.refuse("file", imports.TOO_LARGE)
-            return imports.csv_rows(upload.read()), upload.name or ""
-        return imports.json_rows(options["contacts"]), ""
+            return {"csv_file": imports.checked_csv(upload.read()), "file_name": upload.name or ""}
+        return {"rows": imports.json_rows(options["contacts"])}
     except imports.ImportRefused as refused:
         raise ApiValidationError(refused.message_dict) from None
 
 
 class ContactTransferViewSet(OrganizationScopedMixin, GenericViewSet):
-    queryset = ContactImport.objects.live().defer("rows")
+    queryset = ContactImport.objects.live().defer("rows", "source")
     # A file comes as multipart/form-data, a list of contacts as JSON.
     parser_classes = [JSONObjectParser, MultiPartParser]
 
@@ -78,13 +78,11 @@ class ContactTransferViewSet(OrganizationScopedMixin, GenericViewSet):
         )
         serializer.is_valid(raise_exception=True)
         options = serializer.validated_data
-        rows, file_name = import_rows(options)
         contact_import = tasks.start_contact_import(
             organization=self.organization,
-            rows=rows,
             on_duplicate=options["on_duplicate"],
             contact_group=options.get("contact_group"),
-            file_name=file_name,
+            **import_source(options),
         )
         data = {"uuid": str(contact_import.uuid), "status": contact_import.status}
         return Response({"data": data}, status=202)
