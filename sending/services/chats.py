@@ -7,6 +7,7 @@ failed send is recorded too, as a `failed` chat with the error (`record_failure`
 """
 
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -220,8 +221,12 @@ def record_failure(
     metadata: dict[str, Any],
     error: GatewayError,
     wam_id: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
+    then: Callable[[Chat], None] | None = None,
 ) -> Chat:
-    """The failed chat of a send; `wam_id` when the channel gave the failed message an id."""
+    """The failed chat of a send; `wam_id` when the channel gave the failed message an id,
+    `chat_uuid` the uuid its message named (its callback data), `then(chat)` in the
+    transaction that records it."""
     # Code and message have their columns; the rest of Graph's error object goes here.
     details = {
         "type": error.type,
@@ -242,10 +247,12 @@ def record_failure(
         error_title=error.message,
         error_details=details,
     )
+    if chat_uuid is not None:
+        chat.uuid = chat_uuid
     try:
-        chat = record(chat, error=error)
+        chat = record(chat, error=error, then=then)
     except IntegrityError:
         # The id is one of the organization's earlier messages: kept with the details.
         chat.wam_id = None
-        chat = record(chat, error=error)
+        chat = record(chat, error=error, then=then)
     return chat

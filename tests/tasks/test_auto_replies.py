@@ -155,7 +155,9 @@ def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing
     assert sends(graph) == []
     owed.refresh_from_db()
     assert (owed.state, owed.attempts) == ("unknown", 1)
-    assert not Chat.objects.filter(type="outbound").exists()
+    # Its chat, failed with no message id, for a status webhook to settle it.
+    [chat] = Chat.objects.filter(type="outbound")
+    assert (chat.status, chat.wam_id, owed.reply) == ("failed", None, chat)
 
 
 @on_postgresql
