@@ -176,6 +176,9 @@ def test_concurrent_runs_of_one_auto_reply_send_it_once(cloud_webhook_org, hours
         "sent",
         1,
     )  # the run that sent it records it, unknown or not
+    # A run that took it for dead recorded its chat unknown: the answer settled that chat.
+    [chat] = Chat.objects.filter(type="outbound")
+    assert (owed.reply, chat.wam_id, chat.status) == (chat, "wamid.SLOW", "accepted")
 
 
 @pytest.mark.parametrize(
