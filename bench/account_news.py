@@ -11,11 +11,19 @@ connections each:
 
 The target: news deliveries go at least 95% as fast as messages alone, the ratio being
 the median over the rounds of each round's own ratio (the machine is shared).
+
+And the inbound webhook against the tree before these fields were handled
+(bench/baseline.py, BEFORE_ACCOUNT_NEWS): the same message deliveries, the same wrk
+offer, on a stack of its own serving that commit, up beside this one and taking its turn
+in the same rounds (**baseline**). The target: this tree's messages at least 95% of the
+baseline's. A clone without that commit reports the target skipped, with the reason.
 """
 
+import contextlib
 import json
 import time
 
+from bench.baseline import BEFORE_ACCOUNT_NEWS, baseline_stack, missing_reason
 from bench.load import paired_ratio, summarize, wrk_once
 from bench.payloads import (
     ACCESS_TOKEN,
@@ -44,6 +52,18 @@ MessageTemplate.objects.create(organization=org, name="{TEMPLATE}", language="en
                                components=[{{"type": "BODY", "text": "Order {{{{1}}}}"}}])
 token = issue_token(organization=org, name="bench").token
 print(json.dumps({{"uuid": str(org.uuid), "token": token}}))
+"""
+
+# The baseline's organization: only messages are sent to it, so no template.
+BASELINE_SEED = f"""
+import json
+from accounts.services import create_organization
+from sending.services import configure_channel
+org = create_organization(name="Bench account news baseline")
+configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
+                  access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}",
+                  business_account_id="{BUSINESS_ACCOUNT_ID}")
+print(json.dumps({{"uuid": str(org.uuid)}}))
 """
 
 CONFIG = {"rounds": 6, "round_s": 4}
@@ -115,43 +135,52 @@ def bodies(kind: str, count: int, phone_base: int) -> list[tuple[str, bytes]]:
 KINDS = ("messages", "news", "mixed")
 
 
+def measure(stack: Stack, kind: str, seconds: float, phone_base: int) -> dict:
+    """One wrk run of `kind`'s deliveries against `stack`'s organization."""
+    organization = json.loads(stack.seeded)["uuid"]
+    return wrk_once(
+        stack.base,
+        method="POST",
+        path=f"/webhooks/whatsapp/{organization}",
+        signed=bodies(kind, int(seconds * 800), phone_base),
+        connections=8,
+        duration=seconds,
+        scratch=stack.scratch,
+    )
+
+
 def run(template: str, quick: bool) -> dict:
     config = QUICK if quick else CONFIG
     seconds = config["round_s"]
-    runs: dict[str, list[dict]] = {kind: [] for kind in KINDS}
-    with Stack(template, seed=SEED) as stack:
-        organization = json.loads(stack.seeded)["uuid"]
-        path = f"/webhooks/whatsapp/{organization}"
-        for kind in KINDS:  # warm-up, not counted: the first requests pay for imports
-            wrk_once(
-                stack.base,
-                method="POST",
-                path=path,
-                signed=bodies(kind, int(seconds * 800), 447_200_000_000 + KINDS.index(kind)),
-                connections=8,
-                duration=1,
-                scratch=stack.scratch,
+    no_baseline = missing_reason(BEFORE_ACCOUNT_NEWS)
+    if no_baseline:
+        log(f"no baseline: {no_baseline}; its target is skipped")
+    kinds = KINDS if no_baseline else (*KINDS, "baseline")
+    runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
+    with contextlib.ExitStack() as stacks:
+        stack = stacks.enter_context(Stack(template, seed=SEED))
+        serving = {kind: stack for kind in KINDS}
+        if not no_baseline:
+            serving["baseline"] = stacks.enter_context(
+                baseline_stack(BEFORE_ACCOUNT_NEWS, seed=BASELINE_SEED)
             )
-        stack.wait_drained("before the rounds")
+        for kind in kinds:  # warm-up, not counted: the first requests pay for imports
+            sent = "messages" if kind == "baseline" else kind
+            measure(serving[kind], sent, 1, 447_200_000_000 + kinds.index(kind))
+        up = list({id(each): each for each in serving.values()}.values())
+        for each in up:
+            each.wait_drained("before the rounds")
         for round_number in range(config["rounds"]):
             # Each round starts one kind later, so no kind always follows the same one.
-            order = KINDS[round_number % 3 :] + KINDS[: round_number % 3]
-            for kind in order:
-                stack.analyze()
+            shift = round_number % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
+                serving[kind].analyze()
                 phone_base = 447_300_000_000 + int(time.time() * 10) % 90_000 * 1000
-                runs[kind].append(
-                    wrk_once(
-                        stack.base,
-                        method="POST",
-                        path=path,
-                        signed=bodies(kind, int(seconds * 800), phone_base),
-                        connections=8,
-                        duration=seconds,
-                        scratch=stack.scratch,
-                    )
-                )
-        stack.wait_drained("after the rounds")
-    rows = {kind: summarize(runs[kind], connections=8) for kind in KINDS}
+                sent = "messages" if kind == "baseline" else kind
+                runs[kind].append(measure(serving[kind], sent, seconds, phone_base))
+        for each in up:
+            each.wait_drained("after the rounds")
+    rows = {kind: summarize(runs[kind], connections=8) for kind in kinds}
     news = paired_ratio(rows["news"], rows["messages"])
     mixed = paired_ratio(rows["mixed"], rows["messages"])
     errors = sum(row["non_2xx"] + row["socket_errors"] for row in rows.values())
@@ -159,13 +188,28 @@ def run(template: str, quick: bool) -> dict:
         f"webhook req/s: messages {rows['messages']['rps']}, news {rows['news']['rps']} "
         f"(x{news}), message and news {rows['mixed']['rps']} (x{mixed}); errors {errors}"
     )
+    targets = {
+        "account news webhooks: req/s relative to messages alone": target(
+            news, news >= 0.95 and errors == 0, goal=">= 0.95"
+        ),
+    }
+    result: dict = {"rounds": [config["rounds"], seconds]}
+    if no_baseline:
+        result["baseline"] = f"skipped: {no_baseline}"
+    else:
+        today = paired_ratio(rows["messages"], rows["baseline"])
+        log(
+            f"inbound message webhooks: this tree {rows['messages']['rps']} req/s, "
+            f"{BEFORE_ACCOUNT_NEWS[:12]} {rows['baseline']['rps']} req/s (x{today})"
+        )
+        targets["inbound webhook: req/s relative to the tree before the account's news"] = target(
+            today, today >= 0.95 and errors == 0, goal=">= 0.95"
+        )
+        result["baseline"] = BEFORE_ACCOUNT_NEWS
+        result["ratio_messages_to_baseline"] = today
     return {
-        "targets": {
-            "account news webhooks: req/s relative to messages alone": target(
-                news, news >= 0.95 and errors == 0, goal=">= 0.95"
-            ),
-        },
-        "rounds": [config["rounds"], seconds],
+        "targets": targets,
+        **result,
         "ratio_news_to_messages": news,
         "ratio_message_and_news_to_messages": mixed,
         **rows,

@@ -88,14 +88,15 @@ def drop_database(name: str) -> None:
 
 
 @contextlib.contextmanager
-def migrated_template():
-    """A database migrated once for the whole run; each scenario's is a copy of it."""
+def migrated_template(root: Path = ROOT):
+    """A database migrated once for the whole run; each scenario's is a copy of it.
+    `root`: the tree whose migrations make it (another commit's checkout)."""
     name = f"bench_template_{uuid.uuid4().hex[:8]}"
     url = create_database(name)
     try:
         env = {**os.environ, "DATABASE_URL": url, "SECRET_KEY": "bench", "LOG_LEVEL": "WARNING"}
         migrate = [PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"]
-        subprocess.run(migrate, cwd=ROOT, env=env, check=True)
+        subprocess.run(migrate, cwd=root, env=env, check=True)
         yield name
     finally:
         drop_database(name)
@@ -235,8 +236,11 @@ class Stack:
         graph_url: str = "",
         workers: int = 2,
         threads: int = 32,
+        root: Path = ROOT,
+        redis_url: str = REDIS_URL,
         **settings: str,
     ) -> None:
+        self.root, self.redis_url = root, redis_url
         self.template, self.seed, self.seed_module = template, seed, seed_module
         self.use_redis, self.stand_in, self.graph_url = use_redis, stand_in, graph_url
         self.workers, self.threads, self.settings = workers, threads, settings
@@ -259,7 +263,7 @@ class Stack:
 
     def start(self) -> None:
         self.url = create_database(self.database, self.template)
-        cache = REDIS_URL if self.use_redis and reachable(6379) else ""
+        cache = self.redis_url if self.use_redis and reachable(6379) else ""
         self.env = environment(self.url, self.scratch, REDIS_URL=cache, **self.settings)
         if cache:
             redis.Redis.from_url(cache).flushdb()
@@ -276,11 +280,12 @@ class Stack:
             self.env["WHATSAPP_GRAPH_URL"] = self.graph_url
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        command = ["make", "-s", "run", f"PORT={self.port}"]
+        # `-o install`: the tree's .venv is taken as it is (another tree's, shared).
+        command = ["make", "-s", "-o", "install", "run", f"PORT={self.port}"]
         command += [f"WORKERS={self.workers}", f"THREADS={self.threads}"]
         self.log = (self.scratch / "server.log").open("w")
         self.server = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+            command, cwd=self.root, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         self.processes.append(self.server)
@@ -296,7 +301,7 @@ class Stack:
 
     def run(self, command: list[str]) -> str:
         """A command in the stack's environment; the last line it printed."""
-        done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=self.root, env=self.env, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"{' '.join(command[:4])} failed:\n{done.stderr[-3000:]}")
         return (done.stdout.strip().splitlines() or [""])[-1]

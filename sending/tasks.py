@@ -10,7 +10,10 @@ by a conditional update from `retrying` (or `pending`, the rows the webhook wrot
 before) to `sending`; only the run that wrote or moved it sends. A run that finds it
 `sending` already knows that an earlier run died during the send: WhatsApp may have
 delivered it or not, and we cannot ask, so the reply is marked `unknown` and logged
-rather than sent a second time.
+rather than sent a second time, with a failed chat recorded under the uuid the lost
+message named (`auto_reply_chat_uuid`): its status webhooks, if it went out, settle the
+chat and make the reply `sent` (sending/services/settlement.py). A send that got no
+answer is `unknown` the same way.
 """
 
 import logging
@@ -25,10 +28,17 @@ from django_tasks import task
 from messaging_project.worker.priorities import INTERACTIVE
 from messaging_project.worker.retries import retry_later
 from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.models import AutoReply, AutoReplyState, ChatMedia, MediaState
+from sending.models import AutoReply, AutoReplyState, Chat, ChatMedia, MediaState
 from sending.queries import OWNED, claimed_reply, write_claim
 from sending.services import SendFailed, send_media, send_message
 from sending.services import media as inbound_media
+from sending.services.send import auto_reply_metadata
+from sending.services.settlement import (
+    DIED_DURING_THE_CALL,
+    auto_reply_chat_uuid,
+    is_settled,
+    record_unknown_send,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +76,11 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
         }
         # The reply's end is written with the chat, in its transaction: one commit (one
         # flush of PostgreSQL's log) fewer for every reply.
-        sent = {"recorded": lambda chat: finish(auto_reply, AutoReplyState.SENT, reply=chat)}
+        sent = {
+            "recorded": lambda chat: finish(auto_reply, AutoReplyState.SENT, reply=chat),
+            # Known before the call: the message names it whether or not this run lives.
+            "chat_uuid": auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),
+        }
         if auto_reply.media_type:  # a media reply: `message` is its URL
             send_media(
                 **recipient,
@@ -94,7 +108,19 @@ def not_claimed(auto_reply_id: int) -> str:
             "may not have delivered it, so it is not sent again",
             auto_reply_id,
         )
-        return AutoReplyState.UNKNOWN
+        try:
+            auto_reply, contact = claimed_reply(auto_reply_id)
+        except AutoReply.DoesNotExist:
+            return "gone"  # the inbound chat was deleted meanwhile
+        chat = record_unknown_send(
+            organization=auto_reply.organization,
+            contact=contact,
+            metadata=auto_reply_metadata(
+                message=auto_reply.message, media_type=auto_reply.media_type
+            ),
+            chat_uuid=auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),
+        )
+        return finish_unknown(auto_reply, chat, DIED_DURING_THE_CALL)
     state = AutoReply.objects.filter(pk=auto_reply_id).values_list("state", flat=True).first()
     return state or "gone"  # gone: the inbound chat was deleted meanwhile
 
@@ -105,6 +131,15 @@ def finish(auto_reply: AutoReply, state: str, *, reply=None, error: str = "") ->
         state=state, reply=reply, last_error=error, updated_at=timezone.now()
     )
     return state
+
+
+def finish_unknown(auto_reply: AutoReply, chat: Chat, error: str) -> str:
+    """A reply whose outcome is unknown, with its chat: `sent` when a status webhook has
+    settled the chat already, else `unknown` (a status that comes later settles both)."""
+    with transaction.atomic():
+        if is_settled(chat):
+            return finish(auto_reply, AutoReplyState.SENT, reply=chat)
+        return finish(auto_reply, AutoReplyState.UNKNOWN, reply=chat, error=error)
 
 
 def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
@@ -118,7 +153,7 @@ def failed(auto_reply: AutoReply, error: GatewayError, *, chat=None) -> str:
             auto_reply.pk,
             described,
         )
-        return finish(auto_reply, AutoReplyState.UNKNOWN, reply=chat, error=described)
+        return finish_unknown(auto_reply, chat, described)
     if error.retryable and auto_reply.attempts < settings.TASK_MAX_ATTEMPTS:
         with transaction.atomic():
             retry_later(send_auto_reply, auto_reply.pk, attempt=auto_reply.attempts)

@@ -12,12 +12,12 @@ import logging
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from accounts.models import Organization
 from events.services import event_batch
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.parsers import MALFORMED_BODY, loads
 from messaging_project.core.metrics import WHATSAPP_WEBHOOKS
 from sending.models import Channel
+from sending.queries import webhook_organization
 from sending.services.inbound import process_webhook
 
 logger = logging.getLogger(__name__)
@@ -42,13 +42,8 @@ def whatsapp_webhook(request, organization_uuid):
         response = error(405, f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET, POST"
         return response
-    # The channel settings and the opt-out words come in the same query (LEFT JOINs:
-    # no channel is the sandbox's, no words are STOP and START alone).
-    organization = (
-        Organization.objects.select_related("channel_settings", "opt_out_words")
-        .filter(uuid=organization_uuid)
-        .first()
-    )
+    # The channel settings and the opt-out words come in the same statement.
+    organization = webhook_organization(organization_uuid)
     if organization is None:
         WHATSAPP_WEBHOOKS.labels(result="unknown_organization").inc()
         return error(404, NOT_FOUND)

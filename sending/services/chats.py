@@ -7,6 +7,7 @@ failed send is recorded too, as a `failed` chat with the error (`record_failure`
 """
 
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -169,6 +170,8 @@ def record(
             stored = Chat.objects.filter(uuid=chat.uuid).first()
             if stored is None:
                 raise
+            if chat.wam_id and chat.status != ChatStatus.FAILED and not stored.wam_id:
+                return answer_unknown(stored, chat, then)
             return stored
         return chat
 
@@ -188,6 +191,33 @@ def record(
             chat.error_title,
         )
         raise SendNotRecorded(wam_id=chat.wam_id, error=error) from lost
+
+
+def answer_unknown(stored: Chat, chat: Chat, then: Callable[[Chat], None] | None) -> Chat:
+    """A send's answer, for the chat recorded `unknown` under its uuid while it was under
+    way (by a run that took this one's for dead, sending/tasks.py): the answer settles it
+    as its status webhook would (sending/services/settlement.py), once, and `then(chat)`
+    runs as for a chat recorded."""
+    with transaction.atomic():
+        hold_message_ids(stored.organization_id, [chat.wam_id])
+        settled = Chat.objects.filter(
+            pk=stored.pk, wam_id__isnull=True, status=ChatStatus.FAILED
+        ).update(
+            wam_id=chat.wam_id,
+            status=chat.status,
+            error_code=None,
+            error_title="",
+            error_details=None,
+        )
+        stored.refresh_from_db()
+        if stored.contact_id == chat.contact_id:
+            stored.contact = chat.contact
+        if settled:
+            emit_chat(Event.MESSAGE_SENT, stored)
+            apply_kept_statuses(stored)
+        if then is not None and stored.wam_id == chat.wam_id:
+            then(stored)
+    return stored
 
 
 def repeated_message_id(wam_id: str) -> GatewayError:
@@ -220,8 +250,12 @@ def record_failure(
     metadata: dict[str, Any],
     error: GatewayError,
     wam_id: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
+    then: Callable[[Chat], None] | None = None,
 ) -> Chat:
-    """The failed chat of a send; `wam_id` when the channel gave the failed message an id."""
+    """The failed chat of a send; `wam_id` when the channel gave the failed message an id,
+    `chat_uuid` the uuid its message named (its callback data), `then(chat)` in the
+    transaction that records it."""
     # Code and message have their columns; the rest of Graph's error object goes here.
     details = {
         "type": error.type,
@@ -242,10 +276,12 @@ def record_failure(
         error_title=error.message,
         error_details=details,
     )
+    if chat_uuid is not None:
+        chat.uuid = chat_uuid
     try:
-        chat = record(chat, error=error)
+        chat = record(chat, error=error, then=then)
     except IntegrityError:
         # The id is one of the organization's earlier messages: kept with the details.
         chat.wam_id = None
-        chat = record(chat, error=error)
+        chat = record(chat, error=error, then=then)
     return chat

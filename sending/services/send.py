@@ -41,6 +41,7 @@ from sending.services.payloads import (
     with_callback,
 )
 from sending.services.refusals import check_approved, check_service_window
+from sending.services.settlement import chat_callback, settle_from_kept
 from sending.services.templates import check_parameter_count, rendered_metadata, synced_template
 
 # send_template's default: the template is looked up.
@@ -73,6 +74,7 @@ def send_message(
     recorded: Callable[[Chat], None] | None = None,
     preview_url: bool = True,
     reply_to: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
@@ -84,7 +86,7 @@ def send_message(
     may have no number). `recorded`, when given, is called with the accepted chat in the
     transaction that records it (an auto-reply's end: one commit fewer). Without
     `contact`, a ServiceWindowClosed when the organization enforces the window and the
-    number has not written in 24 hours.
+    number has not written in 24 hours. `chat_uuid`: as `deliver` takes it.
     """
     if contact is None:
         check_service_window(organization, phone)
@@ -102,7 +104,7 @@ def send_message(
         }
     else:
         payload = text_payload(phone=phone, message=message, preview_url=preview_url)
-        metadata = {"type": "text", "text": {"body": message}}
+        metadata = text_metadata(message)
     return deliver(
         organization=organization,
         phone=phone,
@@ -113,7 +115,28 @@ def send_message(
         contact=contact,
         recorded=recorded,
         reply_to=reply_to,
+        chat_uuid=chat_uuid,
     )
+
+
+def text_metadata(message: str) -> dict[str, Any]:
+    """What a text send's chat keeps."""
+    return {"type": "text", "text": {"body": message}}
+
+
+def media_metadata(payload: dict[str, Any]) -> dict[str, Any]:
+    """What a media send's chat keeps: what was sent, in the shape inbound media is
+    recorded in."""
+    media_type = payload["type"]
+    return {"type": media_type, media_type: payload[media_type]}
+
+
+def auto_reply_metadata(*, message: str, media_type: str) -> dict[str, Any]:
+    """What an auto-reply's chat keeps (`message`: a media reply's URL), as its send
+    records it."""
+    if media_type:
+        return media_metadata(media_payload(phone="", media_type=media_type, link=message))
+    return text_metadata(message)
 
 
 def send_template(
@@ -178,13 +201,15 @@ def send_media(
     contact: Contact | None = None,
     recorded: Callable[[Chat], None] | None = None,
     reply_to: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
     The input is expected valid (the API's serializer and the canned replies' checks:
     a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
     names and email a contact created for the number gets. Without `contact`, the
-    service window is checked as send_message checks it.
+    service window is checked as send_message checks it. `chat_uuid`: as `deliver`
+    takes it.
     """
     if contact is None:
         check_service_window(organization, phone)
@@ -196,18 +221,17 @@ def send_media(
         caption=caption,
         file_name=file_name,
     )
-    # The chat keeps what was sent, in the shape inbound media is recorded in.
-    metadata = {"type": media_type, media_type: payload[media_type]}
     return deliver(
         organization=organization,
         phone=phone,
         phone_input=phone_input,
         payload=payload,
-        metadata=metadata,
+        metadata=media_metadata(payload),
         new_contact=new_contact,
         contact=contact,
         recorded=recorded,
         reply_to=reply_to,
+        chat_uuid=chat_uuid,
     )
 
 
@@ -253,12 +277,15 @@ def deliver(
     before_send: Callable[[], None] | None = None,
     recorded: Callable[[Chat], None] | None = None,
     reply_to: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
     there for its turn at the number's rate (campaigns/pacing.py). `recorded`, with the
     accepted chat, in the transaction that records it. `reply_to`: the message answered
     (a chat uuid of the organization, or a WhatsApp message id); a ValidationError on
-    `reply_to` before anything is made when it names no message."""
+    `reply_to` before anything is made when it names no message. `chat_uuid`: the uuid
+    the chat is recorded under (an auto-reply's, known before the call); a new one when
+    not given."""
     gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
     answered = replied_message_id(organization, reply_to)
     if answered is not None:
@@ -266,9 +293,10 @@ def deliver(
         metadata = {**metadata, "context": {"message_id": answered}}
     if contact is None:
         contact = contact_for_phone(organization=organization, phone=phone, **(new_contact or {}))
-    # The chat's uuid, chosen now, names the send for its status webhooks.
-    chat_uuid = uuid.uuid4()
-    payload = with_callback(payload, f"chat:{chat_uuid}")
+    # The chat's uuid, chosen now, names the send for its status webhooks: whatever the
+    # call's outcome, the chat recorded is the one the message names.
+    chat_uuid = chat_uuid or uuid.uuid4()
+    payload = with_callback(payload, chat_callback(chat_uuid))
     payload = addressed(payload, phone=contact.phone, user_id=contact.user_id)
     # From here the message may reach WhatsApp: an error of ours must not free the
     # request's Idempotency-Key for a retry that would send it again.
@@ -281,7 +309,13 @@ def deliver(
     except GatewayError as error:
         count_send(str(error.kind), error.http_status)
         failed = record_failure(
-            organization=organization, contact=contact, metadata=metadata, error=error
+            organization=organization,
+            contact=contact,
+            metadata=metadata,
+            error=error,
+            chat_uuid=chat_uuid,
+            # No answer: WhatsApp may have it, and its statuses may have come already.
+            then=settle_from_kept if error.may_have_been_sent else None,
         )
         raise SendFailed(error=error, chat=failed) from error
     # The gateway checked the answer's shape: an id, and a message_status text or none.
@@ -296,6 +330,7 @@ def deliver(
             metadata=metadata,
             error=error,
             wam_id=wam_id,
+            chat_uuid=chat_uuid,
         )
         raise SendFailed(error=error, chat=failed)
     chat = accepted_chat(
@@ -309,7 +344,11 @@ def deliver(
         # could not tell the two apart, so this answer cannot be trusted.
         error = repeated_message_id(wam_id)
         failed = record_failure(
-            organization=organization, contact=contact, metadata=metadata, error=error
+            organization=organization,
+            contact=contact,
+            metadata=metadata,
+            error=error,
+            chat_uuid=chat_uuid,
         )
         raise SendFailed(error=error, chat=failed) from None
     count_send("accepted", 200)

@@ -1,21 +1,52 @@
 """Sends whose outcome is unknown, settled by their status webhooks.
 
-Every send carries `biz_opaque_callback_data` naming it (payloads.with_callback). When
-a worker dies after the request went out, no chat is recorded, and the message's
-statuses are kept aside with that callback data (statuses.record_statuses). The owner
-of such a send (a campaign recipient, campaigns/settlement.py) asks here: for each
-callback data whose statuses came, the chat is recorded from them (WhatsApp's message
-id, `accepted`, then moved forward by those statuses, with message.sent and
-message.status.update as for any send). A send whose statuses never came stays unknown.
+Every send carries `biz_opaque_callback_data` naming it (payloads.with_callback). A
+status whose message id matches no chat is kept aside with that callback data
+(statuses.record_statuses); when the callback data names a send whose outcome is
+unknown, the status settles it:
+
+- **Campaign recipients** (`campaign-recipient:<id>:<attempt>`): a worker that died
+  after the request went out recorded no chat. Their owner (campaigns/settlement.py)
+  asks here: for each callback data whose statuses came, the chat is recorded from them
+  (WhatsApp's message id, `accepted`, then moved forward by those statuses, with
+  message.sent and message.status.update as for any send).
+- **API sends and auto-replies** (`chat:<uuid>`): a send that got no answer (a timeout,
+  a connection dropped mid-request) is recorded as a `failed` chat with no message id,
+  under the uuid its callback data names; so is an auto-reply whose run died during
+  the call (the uuid derived from the reply and its attempt, `auto_reply_chat_uuid`).
+  A status naming such a chat gives it WhatsApp's message id and takes it from
+  `accepted` forward, with the events a send emits (`settle_named_chats`); the
+  statuses that came before the chat was recorded settle it as it is recorded
+  (`settle_from_kept`). The two meet on a lock on the callback data, as statuses and
+  sends meet on the message id (statuses.py), so that each sees the other's rows, and
+  a conditional update (no message id yet) settles a chat once.
+
+A send whose statuses never came stays unknown.
 """
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
+
 from accounts.models import Organization
 from contacts.models import Contact
-from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
-from sending.services.chats import SendFailed, record_accepted
+from events.models import Event
+from sending.gateway import FailureKind, GatewayError
+from sending.models import AutoReply, AutoReplyState, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.queries import hold_message_ids
+from sending.services.chats import SendFailed, record_accepted, record_failure
+from sending.services.events import emit_chat
+from sending.services.statuses import StatusUpdate, apply_kept_statuses
+
+CHAT_PREFIX = "chat:"
+DIED_DURING_THE_CALL = (
+    "The run sending this message stopped before WhatsApp answered: it may or may not "
+    "have been delivered, and it is not sent again."
+)
+# Names an auto-reply's chat before it is recorded (a run may die during the call).
+AUTO_REPLY_CHATS = uuid.UUID("6f1d2c1e-5b8a-4f0e-9a53-2a0f3e7d9c41")
 
 
 @dataclass(frozen=True)
@@ -82,3 +113,136 @@ def settle_unknown_sends(
         for data, outcome in zip(chats, outcomes, strict=True)
         if not isinstance(outcome, SendFailed)
     }
+
+
+# API sends and auto-replies: `chat:<uuid>` ---------------------------------------------
+
+
+def chat_callback(chat_uuid: uuid.UUID) -> str:
+    """What a send's message carries: the uuid of the chat it records."""
+    return f"{CHAT_PREFIX}{chat_uuid}"
+
+
+def named_chat(data: str) -> uuid.UUID | None:
+    """The chat uuid `chat:<uuid>` callback data names; None for any other."""
+    if not data.startswith(CHAT_PREFIX):
+        return None
+    try:
+        return uuid.UUID(data[len(CHAT_PREFIX) :])
+    except ValueError:
+        return None
+
+
+def auto_reply_chat_uuid(auto_reply_id: int, attempt: int) -> uuid.UUID:
+    """The uuid of the chat an auto-reply's attempt records: known before the call, so
+    that the attempt's run may die during it and the chat still be recorded under the
+    uuid its message carries (chat uuids are tenancy-checked, not secrets)."""
+    return uuid.uuid5(AUTO_REPLY_CHATS, f"{auto_reply_id}:{attempt}")
+
+
+def hold_callbacks(organization_id: int, chat_uuids) -> None:
+    """Lock these chats' callback data for the transaction: the webhook settling a chat
+    and the send recording it unknown hold it before looking for the other's rows."""
+    hold_message_ids(organization_id, [chat_callback(chat_uuid) for chat_uuid in chat_uuids])
+
+
+def is_unknown(chat: Chat) -> bool:
+    """A send recorded with no message id: failed before WhatsApp answered with one."""
+    return chat.type == ChatType.OUTBOUND and not chat.wam_id and chat.status == ChatStatus.FAILED
+
+
+def settle_named_chats(organization: Organization, updates: list[StatusUpdate]) -> None:
+    """Statuses kept aside (their message id matches no chat) that name a chat of the
+    organization by `chat:<uuid>`: settle each chat recorded with no message id.
+    Registered for the kept statuses in SendingConfig.ready; runs in the webhook's
+    transaction, which holds the statuses' message ids."""
+    named: dict[uuid.UUID, str] = {}
+    for update in updates:
+        chat_uuid = named_chat(update.callback_data)
+        if chat_uuid is not None:
+            named.setdefault(chat_uuid, update.wam_id)
+    if not named:
+        return
+    hold_callbacks(organization.pk, named)
+    chats = Chat.objects.filter(
+        organization=organization, uuid__in=named, type=ChatType.OUTBOUND
+    ).select_related("contact")
+    for chat in chats:
+        if chat.wam_id == named[chat.uuid]:
+            # Settled by a send that recorded it meanwhile, before these statuses were
+            # stored: they are attached to it now.
+            apply_kept_statuses(chat)
+        elif is_unknown(chat):
+            settle(chat, named[chat.uuid])
+
+
+def settle_from_kept(chat: Chat) -> None:
+    """A send just recorded with no message id (in its transaction): the statuses that
+    came before it, kept aside with its callback data, settle it now."""
+    if not is_unknown(chat):
+        return
+    hold_callbacks(chat.organization_id, [chat.uuid])
+    wam_id = (
+        ChatStatusEvent.objects.filter(
+            organization_id=chat.organization_id,
+            chat__isnull=True,
+            callback_data=chat_callback(chat.uuid),
+        )
+        .order_by("timestamp", "id")
+        .values_list("wam_id", flat=True)
+        .first()
+    )
+    if wam_id is None:
+        return
+    if Chat.objects.filter(organization_id=chat.organization_id, wam_id=wam_id).exists():
+        return  # another chat's message (WhatsApp's statuses carry their own send's data)
+    settle(chat, wam_id)
+
+
+def settle(chat: Chat, wam_id: str) -> None:
+    """Give an unknown send's chat WhatsApp's message id: `accepted`, with message.sent,
+    then moved forward by its statuses (message.status.update), as a send recording its
+    answer would; an auto-reply that sent it is `sent`. Once: the update names the state
+    it relies on (no message id yet)."""
+    moved = Chat.objects.filter(pk=chat.pk, wam_id__isnull=True, status=ChatStatus.FAILED).update(
+        wam_id=wam_id,
+        status=ChatStatus.ACCEPTED,
+        error_code=None,
+        error_title="",
+        error_details=None,
+    )
+    if not moved:
+        return
+    chat.wam_id, chat.status = wam_id, ChatStatus.ACCEPTED
+    chat.error_code, chat.error_title, chat.error_details = None, "", None
+    emit_chat(Event.MESSAGE_SENT, chat)
+    apply_kept_statuses(chat)
+    AutoReply.objects.filter(reply=chat, state=AutoReplyState.UNKNOWN).update(
+        state=AutoReplyState.SENT, last_error="", updated_at=timezone.now()
+    )
+
+
+def record_unknown_send(
+    *, organization: Organization, contact: Contact, metadata: dict[str, Any], chat_uuid: uuid.UUID
+) -> Chat:
+    """The chat of a send whose run died during the call (an auto-reply's): failed, with no
+    message id, under the uuid its message named, so that its status webhooks settle it;
+    the statuses that came already settle it now. The chat already recorded under that
+    uuid, when the run recorded one before it died."""
+    error = GatewayError(FailureKind.TIMEOUT, DIED_DURING_THE_CALL, type="outcome_unknown")
+    return record_failure(
+        organization=organization,
+        contact=contact,
+        metadata=metadata,
+        error=error,
+        chat_uuid=chat_uuid,
+        then=settle_from_kept,
+    )
+
+
+def is_settled(chat: Chat) -> bool:
+    """Whether a status has settled this unknown send's chat, looked at holding its
+    callback data (the caller's transaction), so that a settlement under way is seen
+    once committed, and one that comes after sees what the caller wrote."""
+    hold_callbacks(chat.organization_id, [chat.uuid])
+    return Chat.objects.filter(pk=chat.pk, wam_id__isnull=False).exists()

@@ -155,7 +155,9 @@ def test_a_run_that_finds_an_unfinished_claim_marks_it_unknown_and_sends_nothing
     assert sends(graph) == []
     owed.refresh_from_db()
     assert (owed.state, owed.attempts) == ("unknown", 1)
-    assert not Chat.objects.filter(type="outbound").exists()
+    # Its chat, failed with no message id, for a status webhook to settle it.
+    [chat] = Chat.objects.filter(type="outbound")
+    assert (chat.status, chat.wam_id, owed.reply) == ("failed", None, chat)
 
 
 @on_postgresql
@@ -174,6 +176,9 @@ def test_concurrent_runs_of_one_auto_reply_send_it_once(cloud_webhook_org, hours
         "sent",
         1,
     )  # the run that sent it records it, unknown or not
+    # A run that took it for dead recorded its chat unknown: the answer settled that chat.
+    [chat] = Chat.objects.filter(type="outbound")
+    assert (owed.reply, chat.wam_id, chat.status) == (chat, "wamid.SLOW", "accepted")
 
 
 @pytest.mark.parametrize(
