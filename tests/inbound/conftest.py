@@ -8,6 +8,7 @@ import json
 import pytest
 from django.test import Client
 
+from canned_replies import services as reply_services
 from sending.gateway import sandbox
 from tests.channel import PHONE_NUMBER_ID, set_channel
 
@@ -114,3 +115,14 @@ def button_reply(title: str, *, sender: str = "14155552671") -> dict:
             }
         ],
     }
+
+
+def answer_hours(organization, response: str = "9 to 5"):
+    """A canned reply to "hours", the one the auto-reply tests send; the reply."""
+    return reply_services.create_canned_reply(
+        organization=organization,
+        name="hours",
+        trigger="hours",
+        match_criteria="contains",
+        response=response,
+    )

@@ -19,7 +19,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from canned_replies import services as reply_services
 from events import services as event_services
 from events.delivery import fan_out_all
 from events.models import Delivery
@@ -30,7 +29,7 @@ from sending.tasks import send_auto_reply
 from tests.background import run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
-from tests.inbound.conftest import APP_SECRET, deliver, envelope, text_message
+from tests.inbound.conftest import APP_SECRET, answer_hours, deliver, envelope, text_message
 
 pytestmark = pytest.mark.django_db
 
@@ -53,13 +52,7 @@ def org(cloud_org, settings):
 
 @pytest.fixture
 def hours(org):
-    return reply_services.create_canned_reply(
-        organization=org,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response="9 to 5",
-    )
+    return answer_hours(org)
 
 
 def tracked_status(wam_id: str, name: str, callback: str, *, at: int | None = None) -> dict:

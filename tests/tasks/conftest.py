@@ -3,7 +3,6 @@ organization on the fake Cloud API that receives signed webhooks."""
 
 import pytest
 
-from canned_replies import services as reply_services
 from tests.admin.conftest import (  # noqa: F401 - the admin's fixtures, for test_visibility
     admin_a,
     admin_super,
@@ -12,7 +11,7 @@ from tests.admin.conftest import (  # noqa: F401 - the admin's fixtures, for tes
     superuser,
 )
 from tests.channel import set_channel
-from tests.inbound.conftest import APP_SECRET
+from tests.inbound.conftest import APP_SECRET, answer_hours
 from tests.tasks import jobs
 
 
@@ -32,13 +31,7 @@ def cloud_webhook_org(cloud_org):
 @pytest.fixture
 def hours(cloud_webhook_org):
     """A canned reply to "hours", the one the tasks' tests answer."""
-    return reply_services.create_canned_reply(
-        organization=cloud_webhook_org,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response="9 to 5",
-    )
+    return answer_hours(cloud_webhook_org)
 
 
 def sends(graph) -> list:

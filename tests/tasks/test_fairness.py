@@ -17,7 +17,6 @@ from django_tasks_db.models import DBTaskResult
 
 from campaigns import services as campaign_services
 from campaigns.models import Campaign, RecipientStatus
-from canned_replies import services as reply_services
 from devtools.silent_receiver import SilentReceiver
 from devtools.webhook_receiver import WebhookReceiver
 from events import services as event_services
@@ -26,7 +25,7 @@ from messaging_project.worker.models import WorkerHeartbeat
 from messaging_project.worker.priorities import bulk_threads
 from sending import services as sending_services
 from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID, set_channel
-from tests.inbound.conftest import APP_SECRET, deliver, envelope, text_message
+from tests.inbound.conftest import APP_SECRET, answer_hours, deliver, envelope, text_message
 from tests.tasks.processes import environment, start_worker, stop, wait_until
 
 pytestmark = [
@@ -74,13 +73,7 @@ def b_organization(org_b):
 def answering_hours(organization, response: str):
     """The organization's webhook signed with APP_SECRET, and "hours" answered."""
     set_channel(organization, app_secret=APP_SECRET)
-    reply_services.create_canned_reply(
-        organization=organization,
-        name="hours",
-        trigger="hours",
-        match_criteria="contains",
-        response=response,
-    )
+    answer_hours(organization, response)
     return organization
 
 
