@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
-from campaigns.settlement import settle
+from campaigns.settlement import settle_marked
 from contacts.models import Contact
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.worker.models import WorkerHeartbeat
@@ -155,9 +155,14 @@ def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:
     ids = list(dead.values_list("pk", flat=True))
     if not ids:
         return 0
-    marked = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.SENDING).update(
-        status=RecipientStatus.UNKNOWN, error=UNKNOWN
-    )
+    with transaction.atomic():
+        marked = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.SENDING).update(
+            status=RecipientStatus.UNKNOWN, error=UNKNOWN
+        )
+        if marked:
+            # Their statuses may have come already, kept aside with their callback data.
+            unknown = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.UNKNOWN)
+            settle_marked(list(unknown.select_related("campaign__organization")))
     if marked:
         logger.error(
             "Campaign %s: %s recipient(s) were being sent by a worker that stopped; their "
@@ -165,9 +170,4 @@ def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:
             campaign_id,
             marked,
         )
-        # Their statuses may have come already, kept aside with their callback data.
-        unknown = Recipient.objects.filter(pk__in=ids, status=RecipientStatus.UNKNOWN)
-        unknown = list(unknown.select_related("campaign__organization"))
-        if unknown:
-            settle(unknown[0].campaign.organization, unknown)
     return marked

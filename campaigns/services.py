@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.sender import pause_reason
-from campaigns.settlement import settle
+from campaigns.settlement import settle_marked
 from campaigns.tasks import start_campaign, start_scheduled_campaign, start_senders
 from contacts.models import ContactGroup
 from sending.selectors import sending_health
@@ -162,7 +162,7 @@ def retry_unknown(*, campaign: Campaign) -> int:
         due = list(unknown.select_related("campaign"))
         for recipient in due:
             recipient.campaign = locked
-        settle(locked.organization, due)  # their statuses came after all: not sent again
+        settle_marked(due)  # their statuses came after all: not sent again
         retried = Recipient.objects.filter(
             pk__in=[recipient.pk for recipient in due], status=RecipientStatus.UNKNOWN
         ).update(status=RecipientStatus.PENDING, claimed_by="", claimed_at=None, error=RETRIED)

@@ -21,6 +21,7 @@ from sending.gateway import ChannelNotConfigured
 from sending.services import (
     StatusUpdate,
     UnknownSend,
+    hold_callback_data,
     prepare_template_send,
     settle_unknown_sends,
 )
@@ -51,12 +52,29 @@ def on_kept_statuses(organization: Organization, updates: list[StatusUpdate]) ->
     wanted = {key for key in map(parse, (u.callback_data for u in updates)) if key is not None}
     if not wanted:
         return
+    # Held before looking, as settle_marked does: a recipient marked unknown meanwhile is
+    # seen here or sees these statuses there.
+    hold_callback_data(
+        organization.pk, {u.callback_data for u in updates if parse(u.callback_data)}
+    )
     recipients = Recipient.objects.filter(
         pk__in={pk for pk, _ in wanted},
         status=RecipientStatus.UNKNOWN,
         campaign__organization=organization,
     ).select_related("campaign")
     settle(organization, [r for r in recipients if (r.pk, r.attempts) in wanted])
+
+
+def settle_marked(recipients: list[Recipient]) -> int:
+    """Recipients just marked unknown (each with its campaign and organization), in the
+    transaction that marked them: those whose statuses came first are settled. Their
+    callback data is held first, as the webhook keeping a status holds it
+    (on_kept_statuses), so that a status committed meanwhile is not missed by both."""
+    if not recipients:
+        return 0
+    organization = recipients[0].campaign.organization
+    hold_callback_data(organization.pk, [callback_data(recipient) for recipient in recipients])
+    return settle(organization, recipients)
 
 
 def settle(organization: Organization, recipients: list[Recipient]) -> int:

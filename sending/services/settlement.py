@@ -140,10 +140,16 @@ def auto_reply_chat_uuid(auto_reply_id: int, attempt: int) -> uuid.UUID:
     return uuid.uuid5(AUTO_REPLY_CHATS, f"{auto_reply_id}:{attempt}")
 
 
+def hold_callback_data(organization_id: int, callback_data) -> None:
+    """Lock these sends' callback data for the caller's transaction (PostgreSQL): the
+    webhook keeping a status for a send and the send's owner marking it unknown each
+    hold it before looking for the other's rows, so one of the two sees both."""
+    hold_message_ids(organization_id, list(callback_data))
+
+
 def hold_callbacks(organization_id: int, chat_uuids) -> None:
-    """Lock these chats' callback data for the transaction: the webhook settling a chat
-    and the send recording it unknown hold it before looking for the other's rows."""
-    hold_message_ids(organization_id, [chat_callback(chat_uuid) for chat_uuid in chat_uuids])
+    """hold_callback_data for these chats' callback data."""
+    hold_callback_data(organization_id, [chat_callback(chat_uuid) for chat_uuid in chat_uuids])
 
 
 def is_unknown(chat: Chat) -> bool:

@@ -5,15 +5,20 @@ by their status webhooks (biz_opaque_callback_data) and sent again by retry-unkn
 
 import copy
 import json
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from campaigns import sender as sender_module
+from campaigns import settlement
 from campaigns.limits import wake_waiting
 from campaigns.models import Campaign, NewConversation, Recipient, RecipientStatus
+from campaigns.recipients import mark_dead_claims_unknown
+from campaigns.settlement import callback_data
 from campaigns.tasks import resume_campaigns
 from sending.models import Channel, Chat, MessageTemplate
 from tests.background import run_tasks
@@ -354,3 +359,57 @@ def test_an_api_send_names_its_chat(api, cloud_org, graph):
     chat = Chat.objects.get()
     assert sends(graph)[0].json["biz_opaque_callback_data"] == f"chat:{chat.uuid}"
     assert Campaign.objects.count() == 0
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_status_racing_the_marking_of_its_recipient_unknown_settles_it(
+    api, cloud_org, graph, monkeypatch
+):
+    """The webhook keeps the status and finds the recipient still `sending`; meanwhile a
+    sender marks it unknown and looks for kept statuses before the webhook commits.
+    Each holds the callback data before it looks, so the second to look sees both."""
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    create(api, phones=numbers(1))
+    run_tasks()
+    recipient = Recipient.objects.get()
+    Chat.objects.filter(pk=recipient.chat_id).delete()
+    # As a worker that died after the request went out leaves its claim.
+    Recipient.objects.filter(pk=recipient.pk).update(
+        status=RecipientStatus.SENDING, chat=None, claimed_by="dead-worker"
+    )
+    looked, marked = threading.Event(), threading.Event()
+    settle = settlement.settle
+
+    def webhook_pauses_after_looking(organization, recipients):
+        if threading.current_thread().name == "webhook":
+            looked.set()
+            marked.wait(2)  # the sender marks and looks now, unless it waits on the lock
+        return settle(organization, recipients)
+
+    monkeypatch.setattr(settlement, "settle", webhook_pauses_after_looking)
+    payload = tracked_status("wamid.RACED", "delivered", callback_data(recipient), "x")
+    answers = []
+
+    def webhook():
+        answers.append(deliver(cloud_org, payload).status_code)
+        connection.close()
+
+    def sender():
+        looked.wait(10)
+        mark_dead_claims_unknown(campaign_id=recipient.campaign_id, worker_id="alive")
+        marked.set()
+        connection.close()
+
+    threads = [threading.Thread(target=webhook, name="webhook"), threading.Thread(target=sender)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    assert answers == [200]
+    recipient.refresh_from_db()
+    assert recipient.status == RecipientStatus.SENT
+    assert Chat.objects.get(pk=recipient.chat_id).wam_id == "wamid.RACED"
