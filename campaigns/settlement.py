@@ -7,10 +7,14 @@ them as they come (`on_kept_statuses`, registered in CampaignsConfig.ready), and
 claims marked unknown look for statuses that came first
 (recipients.mark_dead_claims_unknown): sending records the chat from the statuses
 (sending/services/settlement.py), and the recipient is `sent`, following that chat.
+A worker may also die after recording the chat and before marking its recipient sent:
+then the chat's statuses name the recipient (`on_chat_statuses`, and the same look when
+claims are marked unknown), and it follows that chat.
 """
 
 import logging
 from collections import defaultdict
+from typing import Any
 
 from django.core.exceptions import ValidationError
 
@@ -21,6 +25,7 @@ from sending.gateway import ChannelNotConfigured
 from sending.services import (
     StatusUpdate,
     UnknownSend,
+    chats_with_statuses,
     hold_callback_data,
     prepare_template_send,
     settle_unknown_sends,
@@ -65,6 +70,43 @@ def on_kept_statuses(organization: Organization, updates: list[StatusUpdate]) ->
     settle(organization, [r for r in recipients if (r.pk, r.attempts) in wanted])
 
 
+def on_chat_statuses(
+    organization: Organization, updates: list[StatusUpdate], chats: dict[str, Any]
+) -> None:
+    """Statuses of recorded chats (`chats` by message id) that name an unknown recipient:
+    its worker recorded the chat and died before marking the recipient sent. Sent now,
+    following that chat."""
+    named = {}
+    for update in updates:
+        key = parse(update.callback_data)
+        if key is not None:
+            named.setdefault(key, chats[update.wam_id])
+    if not named:
+        return
+    hold_callback_data(organization.pk, {update.callback_data for update in updates})
+    recipients = Recipient.objects.filter(
+        pk__in={pk for pk, _ in named},
+        status=RecipientStatus.UNKNOWN,
+        campaign__organization=organization,
+    )
+    mark_sent([r for r in recipients if (r.pk, r.attempts) in named], named)
+
+
+def mark_sent(recipients: list[Recipient], chats: dict[tuple[int, int], Any]) -> int:
+    """These unknown recipients `sent`, each following its chat (`chats` by recipient id
+    and attempt); how many."""
+    for recipient in recipients:
+        chat = chats[(recipient.pk, recipient.attempts)]
+        recipient.status, recipient.error = RecipientStatus.SENT, ""
+        recipient.chat_id, recipient.contact_id = chat.pk, chat.contact_id
+    done = Recipient.objects.filter(status=RecipientStatus.UNKNOWN).bulk_update(
+        recipients, ["status", "error", "chat", "contact"]
+    )
+    if done:
+        logger.info("%s campaign recipient(s) settled by their recorded chats", done)
+    return done
+
+
 def settle_marked(recipients: list[Recipient]) -> int:
     """Recipients just marked unknown (each with its campaign and organization), in the
     transaction that marked them: those whose statuses came first are settled. Their
@@ -74,7 +116,15 @@ def settle_marked(recipients: list[Recipient]) -> int:
         return 0
     organization = recipients[0].campaign.organization
     hold_callback_data(organization.pk, [callback_data(recipient) for recipient in recipients])
-    return settle(organization, recipients)
+    # A chat recorded before its worker died, whose statuses came: sent, following it.
+    recorded = chats_with_statuses(
+        organization=organization, callback_data=[callback_data(r) for r in recipients]
+    )
+    followed = [r for r in recipients if callback_data(r) in recorded]
+    by_key = {(r.pk, r.attempts): recorded[callback_data(r)] for r in followed}
+    settled = mark_sent(followed, by_key) if followed else 0
+    rest = [r for r in recipients if callback_data(r) not in recorded]
+    return settled + settle(organization, rest)
 
 
 def settle(organization: Organization, recipients: list[Recipient]) -> int:

@@ -13,8 +13,8 @@ the apps above (campaigns).
   `ServiceWindowClosed`);
 - `channel`: the channel settings (`configure_channel`, `set_service_window`);
 - `settlement`: sends whose outcome is unknown, settled by their status webhooks
-  (`settle_unknown_sends`, `hold_callback_data`, and `listen_for_kept_statuses` for the
-  apps that own them).
+  (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`, and
+  `listen_for_kept_statuses` / `listen_for_chat_statuses` for the apps that own them).
 
 The public service functions and their results and errors are exposed here: another
 app imports them from `sending.services`, never from the modules behind it.
@@ -26,7 +26,12 @@ from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.refusals import ServiceWindowClosed, TemplateNotApproved
 from sending.services.send import SendResult, send_media, send_message, send_template
 from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
-from sending.services.statuses import StatusUpdate, listen_for_kept_statuses
+from sending.services.statuses import (
+    StatusUpdate,
+    chats_with_statuses,
+    listen_for_chat_statuses,
+    listen_for_kept_statuses,
+)
 from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
 
 __all__ = [
@@ -40,9 +45,11 @@ __all__ = [
     "TemplateNotApproved",
     "TemplateSend",
     "UnknownSend",
+    "chats_with_statuses",
     "check_template",
     "hold_callback_data",
     "configure_channel",
+    "listen_for_chat_statuses",
     "listen_for_kept_statuses",
     "prepare_template_send",
     "record_answers",

@@ -164,6 +164,35 @@ def listen_for_kept_statuses(listener: KeptStatusListener) -> None:
         KEPT_STATUS_LISTENERS.append(listener)
 
 
+# Told, in the webhook's transaction, of the new statuses that carry callback data and
+# found their chat (by message id): the owner of a send may not have recorded
+# that it was sent (a campaign worker that died between recording the chat and marking
+# its recipient).
+ChatStatusListener = Callable[[Organization, list[StatusUpdate], dict[str, Chat]], None]
+CHAT_STATUS_LISTENERS: list[ChatStatusListener] = []
+
+
+def listen_for_chat_statuses(listener: ChatStatusListener) -> None:
+    """Call `listener(organization, updates, chats)` for each delivery's new statuses
+    that carry biz_opaque_callback_data and found their chat (`chats` by message id)."""
+    if listener not in CHAT_STATUS_LISTENERS:
+        CHAT_STATUS_LISTENERS.append(listener)
+
+
+def chats_with_statuses(*, organization: Organization, callback_data) -> dict[str, Chat]:
+    """The recorded chats that statuses carrying this callback data came for (each with
+    its contact), by callback data: sends whose chat was recorded and whose owner may
+    not know it."""
+    found = (
+        ChatStatusEvent.objects.filter(
+            organization=organization, chat__isnull=False, callback_data__in=set(callback_data)
+        )
+        .select_related("chat")
+        .order_by("id")
+    )
+    return {event.callback_data: event.chat for event in found}
+
+
 def failure_columns(error: dict) -> dict[str, Any]:
     """The columns of Graph's error on a failed status. The failure is what counts, so a
     title a database cannot store is cleaned and such an error object is dropped."""
@@ -244,3 +273,7 @@ def record_statuses(
     if kept:  # rare: no query at all on the usual path
         for listener in KEPT_STATUS_LISTENERS:
             listener(organization, kept)
+    found = [update for update in new if update.wam_id in chats and update.callback_data]
+    if found:
+        for chat_listener in CHAT_STATUS_LISTENERS:
+            chat_listener(organization, found, chats)

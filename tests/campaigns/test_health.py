@@ -413,3 +413,40 @@ def test_a_status_racing_the_marking_of_its_recipient_unknown_settles_it(
     recipient.refresh_from_db()
     assert recipient.status == RecipientStatus.SENT
     assert Chat.objects.get(pk=recipient.chat_id).wam_id == "wamid.RACED"
+
+
+def test_a_recipient_whose_chat_was_recorded_before_its_worker_died_follows_it(
+    api, cloud_org, graph
+):
+    """The worker recorded the chat and died before marking the recipient sent: the
+    chat's statuses, before or after the claim is marked unknown, settle the recipient."""
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    create(api, phones=numbers(2))
+    run_tasks()
+    early, late = Recipient.objects.order_by("id")
+    chats = {r.pk: Chat.objects.get(pk=r.chat_id) for r in (early, late)}
+    Recipient.objects.filter(pk__in=[early.pk, late.pk]).update(
+        status=RecipientStatus.SENDING, chat=None, claimed_by="dead-worker"
+    )
+    # A status for one comes while its claim is still `sending`: it moves its chat only.
+    first = tracked_status(chats[early.pk].wam_id, "delivered", callback_data(early), "x")
+    assert deliver(cloud_org, first).status_code == 200
+    early.refresh_from_db()
+    assert early.status == RecipientStatus.SENDING
+
+    assert mark_dead_claims_unknown(campaign_id=early.campaign_id, worker_id="alive") == 2
+    early.refresh_from_db()
+    late.refresh_from_db()
+    assert (early.status, early.chat_id) == (RecipientStatus.SENT, chats[early.pk].pk)
+    assert late.status == RecipientStatus.UNKNOWN
+
+    # The other's first status comes after: it settles it.
+    second = tracked_status(chats[late.pk].wam_id, "read", callback_data(late), "x")
+    assert deliver(cloud_org, second).status_code == 200
+    late.refresh_from_db()
+    assert (late.status, late.chat_id, late.contact_id) == (
+        RecipientStatus.SENT,
+        chats[late.pk].pk,
+        chats[late.pk].contact_id,
+    )
+    assert Chat.objects.count() == 2  # no chat recorded twice
