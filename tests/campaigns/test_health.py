@@ -24,6 +24,7 @@ from sending.models import Channel, Chat, MessageTemplate
 from tests.background import run_tasks
 from tests.campaigns.conftest import body, sends
 from tests.channel import set_channel
+from tests.databases import on_postgresql
 from tests.inbound.conftest import APP_SECRET, deliver
 
 pytestmark = pytest.mark.django_db
@@ -361,9 +362,7 @@ def test_an_api_send_names_its_chat(api, cloud_org, graph):
     assert Campaign.objects.count() == 0
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
+@on_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_status_racing_the_marking_of_its_recipient_unknown_settles_it(
     api, cloud_org, graph, monkeypatch

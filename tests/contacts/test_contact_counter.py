@@ -10,16 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connections
 from django.http import Http404
 
 from contacts import selectors, services
 from contacts.models import Contact, ContactBlock
+from tests.databases import on_postgresql
 from tests.factories import ContactFactory, OrganizationFactory
-
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 def live(organization) -> int:

@@ -2,18 +2,14 @@
 one stored file however many runs of its fetch task overlap."""
 
 import pytest
-from django.db import connection
 
 from sending.models import ChatMedia
 from sending.tasks import fetch_media
 from tests.channel import ACCESS_TOKEN
 from tests.contacts.test_contact_counter import run_concurrently
+from tests.databases import on_postgresql
 from tests.inbound.conftest import deliver, envelope
 from tests.media.test_inbound_media import PHOTO, media_message
-
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 @on_postgresql

@@ -16,7 +16,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from events import services as event_services
@@ -29,15 +28,13 @@ from sending.tasks import send_auto_reply
 from tests.background import run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
+from tests.databases import on_postgresql
 from tests.inbound.conftest import APP_SECRET, answer_hours, deliver, envelope, text_message
 
 pytestmark = pytest.mark.django_db
 
 PAYLOADS = Path(__file__).parent.parent / "inbound" / "payloads"
 PHONE = "4915123456000"
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 @pytest.fixture

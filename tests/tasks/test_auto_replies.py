@@ -5,7 +5,7 @@ task carries the reply as matched; its first run writes the AutoReply as its cla
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from devtools.cloud_api_server import graph_error
@@ -15,13 +15,11 @@ from sending.tasks import send_auto_reply
 from tests.background import make_due, run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
+from tests.databases import on_postgresql
 from tests.inbound.conftest import deliver, envelope, text_message
 from tests.tasks.conftest import sends
 
 SEND = "sending.tasks.send_auto_reply"
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 def only_auto_reply() -> AutoReply:

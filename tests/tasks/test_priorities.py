@@ -11,11 +11,8 @@ from campaigns.tasks import send_campaign
 from messaging_project.worker.priorities import BULK, INTERACTIVE, bulk_threads, is_bulk
 from messaging_project.worker.runner import Worker
 from sending.tasks import fetch_media, send_auto_reply
+from tests.databases import on_postgresql
 from tests.tasks import jobs
-
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 def test_the_tasks_carry_their_kind_of_work():

@@ -4,16 +4,13 @@ however many workers (each with its scheduler) look at once."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 
 from messaging_project.worker.models import PeriodicRun
 from messaging_project.worker.schedule import Scheduler, discover
 from tests.background import tasks
 from tests.contacts.test_contact_counter import run_concurrently
+from tests.databases import on_postgresql
 
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 CLEAN_UPS = {
     "messaging_project.api.tasks.purge_idempotency_keys": timedelta(hours=1),
     "messaging_project.worker.tasks.prune_task_results": timedelta(hours=1),

@@ -6,7 +6,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -16,11 +16,8 @@ from messaging_project.worker.recovery import recover_abandoned_tasks
 from messaging_project.worker.runner import Worker
 from tests.background import tasks
 from tests.contacts.test_contact_counter import run_concurrently
+from tests.databases import on_postgresql
 from tests.tasks import jobs
-
-on_postgresql = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="needs concurrent transactions (PostgreSQL)"
-)
 
 
 def running_task(*, workers: list[str], started: timedelta) -> DBTaskResult:
