@@ -41,7 +41,7 @@ TEMPLATE = "order_update"
 SEED = f"""
 import json
 from accounts.services import create_organization, issue_token
-from sending.models import MessageTemplate
+from business_numbers.models import MessageTemplate
 from sending.services import configure_channel
 org = create_organization(name="Bench account news")
 configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",

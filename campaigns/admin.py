@@ -12,12 +12,12 @@ from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, scoped_queryset
+from business_numbers.models import MessageTemplate
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus
 from campaigns.selectors import campaigns_with_counts
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.core.service_admin import adopt
-from sending.models import MessageTemplate
 
 PHONES_MAX = 10_000
 RATE_MIN, RATE_MAX = 1, 1000

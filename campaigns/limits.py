@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Organization
+from business_numbers.selectors import sending_health
 from campaigns.models import (
     Campaign,
     CampaignStatus,
@@ -26,7 +27,7 @@ from campaigns.models import (
     SendPace,
 )
 from contacts.models import Contact
-from sending.selectors import messaged_since, sending_health
+from sending.selectors import messaged_since
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ OVER_LIMIT = "Over the number's messaging limit: it goes when the rolling 24 hou
 def admit(
     *,
     organization: Organization,
+    number_id: int,
     limit: int | None,
     claimed: list[Recipient],
     contacts: dict[str, Contact],
@@ -48,16 +50,16 @@ def admit(
     going: list[Recipient] = []
     waiting: list[Recipient] = []
     with transaction.atomic():
-        SendPace.objects.select_for_update().filter(organization_id=organization.pk).first()
+        SendPace.objects.select_for_update().filter(number_id=number_id).first()
         now = timezone.now()
         since = now - WINDOW
         phones = [recipient.phone for recipient in claimed]
         known = messaged_since(
-            organization=organization,
+            number_id=number_id,
             contact_ids=[contacts[phone].pk for phone in phones],
             since=since,
         )
-        recent = NewConversation.objects.filter(organization=organization, started_at__gte=since)
+        recent = NewConversation.objects.filter(number_id=number_id, started_at__gte=since)
         started = set(recent.filter(phone__in=phones).values_list("phone", flat=True))
         places = limit - recent.count()
         new: list[NewConversation] = []
@@ -68,7 +70,10 @@ def admit(
                 started.add(recipient.phone)
                 new.append(
                     NewConversation(
-                        organization=organization, phone=recipient.phone, started_at=now
+                        organization=organization,
+                        number_id=number_id,
+                        phone=recipient.phone,
+                        started_at=now,
                     )
                 )
                 going.append(recipient)
@@ -99,12 +104,12 @@ def admit(
     return going
 
 
-def places_left(*, organization: Organization, limit: int | None) -> int | None:
+def places_left(*, number_id: int, limit: int | None) -> int | None:
     """New recipients the number may still message now; None without a limit."""
     if limit is None:
         return None
     since = timezone.now() - WINDOW
-    used = NewConversation.objects.filter(organization=organization, started_at__gte=since).count()
+    used = NewConversation.objects.filter(number_id=number_id, started_at__gte=since).count()
     return max(0, limit - used)
 
 
@@ -117,12 +122,10 @@ def wake_waiting() -> int:
     campaigns = Campaign.objects.filter(
         status=CampaignStatus.RUNNING,
         pk__in=Recipient.objects.filter(status=RecipientStatus.WAITING).values("campaign_id"),
-    ).select_related("organization")
+    ).select_related("organization", "number")
     for campaign in campaigns:
-        health = sending_health(organization=campaign.organization, template=campaign.template)
-        places = places_left(
-            organization=campaign.organization, limit=health.new_conversations_limit
-        )
+        health = sending_health(number=campaign.number, template=campaign.template)
+        places = places_left(number_id=campaign.number_id, limit=health.new_conversations_limit)
         waiting = Recipient.objects.filter(campaign=campaign, status=RecipientStatus.WAITING)
         if places is not None:
             if places == 0:

@@ -1,5 +1,5 @@
 """Campaigns: one template to many recipients, each recipient a row sent at most once,
-and the pace of each organization's number shared by every worker."""
+and the pace of each number shared by every worker."""
 
 from django.db import models
 from django.db.models import Q
@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from accounts.models import Organization, OrganizationRecord
+from business_numbers.models import Number
 from contacts.models import Contact, ContactGroup
 from sending.models import Chat
 
@@ -34,6 +35,10 @@ class Campaign(OrganizationRecord):
     """
 
     name = models.CharField(_("name"), max_length=255)
+    # The organization's number it goes from (its default unless the campaign said).
+    number = models.ForeignKey(
+        Number, on_delete=models.RESTRICT, related_name="+", verbose_name=_("number")
+    )
     template = models.JSONField(_("template"), help_text=_("As /api/send/template takes it."))
     contact_group = models.ForeignKey(
         ContactGroup,
@@ -124,34 +129,35 @@ class Recipient(models.Model):
 
 
 class SendPace(models.Model):
-    """The organization's number's turn to send: `next_at` is the earliest moment the next
-    campaign message may leave. Every sender takes its turn here (campaigns/pacing.py), in
-    a short transaction holding this row, so however many workers send, the number sends
-    at the campaign's rate at most."""
+    """A number's turn to send: `next_at` is the earliest moment the next campaign
+    message may leave it. Every sender takes its turn here (campaigns/pacing.py), in a
+    short transaction holding this row, so however many workers send, each number sends
+    at its campaign's rate at most."""
 
-    organization = models.OneToOneField(
-        Organization, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    number = models.OneToOneField(
+        Number, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     next_at = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"Next send of {self.organization} at {self.next_at}"
+        return f"Next send of {self.number} at {self.next_at}"
 
 
 class NewConversation(models.Model):
-    """A campaign message to a number the organization had not messaged in the last 24
-    hours, counted against the number's messaging limit (campaigns/limits.py). Written
-    under the organization's SendPace lock before the message leaves; older than a day,
-    deleted by the minutely task."""
+    """A campaign message to a phone the organization's number had not messaged in the
+    last 24 hours, counted against that number's messaging limit (campaigns/limits.py).
+    Written under the number's SendPace lock before the message leaves; older than a
+    day, deleted by the minutely task."""
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    number = models.ForeignKey(Number, on_delete=models.CASCADE, related_name="+")
     phone = models.CharField(max_length=64)
     started_at = models.DateTimeField()
 
     class Meta:
         indexes = [
-            models.Index(fields=["organization", "started_at"], name="new_conversations_by_time"),
-            models.Index(fields=["organization", "phone"], name="new_conversations_by_phone"),
+            models.Index(fields=["number", "started_at"], name="new_conversations_by_time"),
+            models.Index(fields=["number", "phone"], name="new_conversations_by_phone"),
         ]
 
     def __str__(self) -> str:

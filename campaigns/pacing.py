@@ -42,40 +42,36 @@ GATE_WINDOW = 1.01
 GATE_POLL = 0.001
 
 
-def ensure_pace(*, organization_id: int) -> None:
-    """The organization's row, so that turns are taken by update only."""
-    SendPace.objects.get_or_create(
-        organization_id=organization_id, defaults={"next_at": timezone.now()}
-    )
+def ensure_pace(*, number_id: int) -> None:
+    """The number's row, so that turns are taken by update only."""
+    SendPace.objects.get_or_create(number_id=number_id, defaults={"next_at": timezone.now()})
 
 
 def interval(rate: int) -> timedelta:
     return timedelta(seconds=(1 + MARGIN) / rate)
 
 
-def take_turns(*, organization_id: int, rate: int, count: int) -> list[datetime]:
+def take_turns(*, number_id: int, rate: int, count: int) -> list[datetime]:
     """The moments (now or later) at which `count` messages may leave, one interval
     apart, reserved for the caller. The clock is read after the row's lock is held, so a
     turn is never given for a moment already past while waiting for it."""
     step = interval(rate)
     with transaction.atomic():
-        pace = SendPace.objects.select_for_update().filter(organization_id=organization_id).first()
+        pace = SendPace.objects.select_for_update().filter(number_id=number_id).first()
         now = timezone.now()
         first = now if pace is None else max(pace.next_at, now)
         turns = [first + step * n for n in range(count)]
-        if pace is None:  # an organization whose row was never made (ensure_pace does)
-            SendPace.objects.create(organization_id=organization_id, next_at=first + step * count)
+        if pace is None:  # a number whose row was never made (ensure_pace does)
+            SendPace.objects.create(number_id=number_id, next_at=first + step * count)
         else:
-            SendPace.objects.filter(pk=organization_id).update(next_at=first + step * count)
+            SendPace.objects.filter(pk=number_id).update(next_at=first + step * count)
     return turns
 
 
-def slow_down(*, organization_id: int) -> None:
+def slow_down(*, number_id: int) -> None:
     """Graph throttled the number: no sender of it sends for THROTTLE_PAUSE."""
     later = timezone.now() + THROTTLE_PAUSE
-    SendPace.objects.filter(organization_id=organization_id, next_at__lt=later).update(
-        next_at=later
-    )
+    SendPace.objects.filter(number_id=number_id, next_at__lt=later).update(next_at=later)
 
 
 class Departure:
@@ -89,7 +85,7 @@ class Departure:
 
 
 class DepartureGate:
-    """At most `rate` departures within any GATE_WINDOW seconds, per organization, in
+    """At most `rate` departures within any GATE_WINDOW seconds, per number, in
     this process: `leave()` returns when one more may go, and counts it; `written()`
     moves its count to when it was written to the channel (under load a thread may take
     several milliseconds from the gate to the socket, and the channel counts there);
@@ -100,10 +96,10 @@ class DepartureGate:
         self.lock = threading.Lock()
         self.departures: dict[int, deque[Departure]] = {}
 
-    def leave(self, organization_id: int, rate: int) -> Departure:
+    def leave(self, number_id: int, rate: int) -> Departure:
         while True:
             with self.lock:
-                recent = self.departures.setdefault(organization_id, deque())
+                recent = self.departures.setdefault(number_id, deque())
                 now = time.monotonic()
                 while recent and recent[0].settled and now - recent[0].at >= GATE_WINDOW:
                     recent.popleft()
@@ -127,9 +123,9 @@ class DepartureGate:
 GATE = DepartureGate()
 
 
-def leave_at(turn: datetime, *, organization_id: int, rate: int) -> Departure:
+def leave_at(turn: datetime, *, number_id: int, rate: int) -> Departure:
     """Sleep until `turn`, then through the gate: the last thing before a message leaves."""
     delay = (turn - timezone.now()).total_seconds()
     if delay > 0:
         time.sleep(delay)
-    return GATE.leave(organization_id, rate)
+    return GATE.leave(number_id, rate)

@@ -49,6 +49,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from accounts.models import Organization
+from business_numbers.gateway import ChannelNotConfigured, GatewayError
+from business_numbers.selectors import SendingHealth, sending_health
 from campaigns import queries
 from campaigns.limits import admit
 from campaigns.models import Campaign, CampaignStatus, PausedReason, Recipient, RecipientStatus
@@ -64,8 +66,6 @@ from campaigns.settlement import callback_data
 from contacts.models import Contact
 from contacts.opt_outs import set_opted_out
 from contacts.services import contacts_for_phones
-from sending.gateway import ChannelNotConfigured, GatewayError
-from sending.selectors import SendingHealth, sending_health
 from sending.services import Outcome, TemplateSend, prepare_template_send, record_answers
 
 logger = logging.getLogger(__name__)
@@ -112,7 +112,9 @@ class Sender:
         (a template changed since the campaign was created fails every send alike)."""
         try:
             self.template_send = prepare_template_send(
-                organization=self.organization, template=self.campaign.template
+                organization=self.organization,
+                number=self.campaign.number,
+                template=self.campaign.template,
             )
         except ChannelNotConfigured as error:
             self.problem = error.detail
@@ -190,7 +192,7 @@ def pause(campaign_id: int, reason: str) -> bool:
 
 def may_send(sender: Sender) -> str:
     """Before each batch: the pause reason, if any (one query); the limit read too."""
-    health = sending_health(organization=sender.organization, template=sender.campaign.template)
+    health = sending_health(number=sender.campaign.number, template=sender.campaign.template)
     sender.limit = health.new_conversations_limit
     return pause_reason(health)
 
@@ -292,12 +294,17 @@ def dispatch(
     finish_all(opted_out, RecipientStatus.SKIPPED, error=OPTED_OUT)
     going = [r for r in claimed if not contacts[r.phone].opted_out]
     going = admit(
-        organization=sender.organization, limit=sender.limit, claimed=going, contacts=contacts
+        organization=sender.organization,
+        number_id=sender.campaign.number_id,
+        limit=sender.limit,
+        claimed=going,
+        contacts=contacts,
     )
     if not going:
         return [], None
-    organization, rate = sender.organization, sender.campaign.rate
-    turns = take_turns(organization_id=organization.pk, rate=rate, count=len(going))
+    rate = sender.campaign.rate
+    number_id = sender.campaign.number_id
+    turns = take_turns(number_id=number_id, rate=rate, count=len(going))
     sends = []
     for recipient, turn in zip(going, turns, strict=True):
         contact = contacts[recipient.phone]
@@ -307,7 +314,7 @@ def dispatch(
             sender.template_send,
             contact,
             turn,
-            organization.pk,
+            number_id,
             rate,
             left,
             sender.stop,
@@ -321,7 +328,7 @@ def call_channel(
     template_send: TemplateSend,
     contact: Contact,
     turn: datetime,
-    organization_id: int,
+    number_id: int,
     rate: int,
     left: threading.Event,
     stop: threading.Event,
@@ -329,7 +336,7 @@ def call_channel(
 ) -> dict | GatewayError | object:
     """In a sending thread, no database: wait for the turn, then call the channel;
     NOT_SENT when the sender was stopped meanwhile."""
-    departure = leave_at(turn, organization_id=organization_id, rate=rate)
+    departure = leave_at(turn, number_id=number_id, rate=rate)
     if stop.is_set():
         GATE.settle(departure)
         return NOT_SENT
@@ -431,7 +438,7 @@ def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
         return
     if error.code in THROTTLING_CODES and recipient.attempts < settings.TASK_MAX_ATTEMPTS:
         # Graph refused it for the pace: it was not sent. Everyone waits, then it goes again.
-        slow_down(organization_id=sender.organization.pk)
+        slow_down(number_id=sender.campaign.number_id)
         logger.warning("Campaign %s throttled by WhatsApp (%s)", sender.campaign.uuid, described)
         finish(recipient, RecipientStatus.PENDING, error=described, contact_id=contact_id)
         return

@@ -12,18 +12,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
+from business_numbers.models import Number
+from business_numbers.selectors import find_number, sending_health
+from business_numbers.services import check_template
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.sender import pause_reason
 from campaigns.settlement import settle_marked
 from campaigns.tasks import start_campaign, start_scheduled_campaign, start_senders
 from contacts.models import ContactGroup
-from sending.selectors import sending_health
-from sending.services import check_template
+from sending.services import FROM_UNKNOWN
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,29 @@ class CampaignConflict(Exception):
     """The campaign is not in a state that allows the change; the message says why."""
 
 
+def campaign_number(organization: Organization, sender: Number | str | None) -> Number:
+    if isinstance(sender, Number):
+        return sender
+    if sender:
+        named = find_number(organization, sender)
+        if named is None:
+            raise ValidationError({"from": [FROM_UNKNOWN]})
+        return named
+    return Number.objects.default_for(organization)
+
+
+NUMBER_IN_USE = "A campaign is running or waiting on this number: cancel it or let it finish."
+
+
+def number_in_use(number: Number) -> str | None:
+    """Why a number cannot be deleted: a campaign still sends from it (the deletion guard
+    campaigns register in ready())."""
+    unfinished = [CampaignStatus.SCHEDULED, CampaignStatus.RUNNING, CampaignStatus.PAUSED]
+    if Campaign.objects.live().filter(number=number, status__in=unfinished).exists():
+        return NUMBER_IN_USE
+    return None
+
+
 def create_campaign(
     *,
     organization: Organization,
@@ -53,14 +79,18 @@ def create_campaign(
     scheduled_at: datetime | None = None,
     rate: int | None = None,
     created_by: int = 0,
+    sender: Number | str | None = None,
 ) -> Campaign:
-    """A campaign, started now (its recipients fixed) or scheduled for `scheduled_at`.
-    A template the organization has synced is checked first: the parameter count it
-    takes (a ValidationError naming template.components)."""
-    check_template(organization=organization, template=template)
+    """A campaign, started now (its recipients fixed) or scheduled for `scheduled_at`,
+    from the number `sender` names (docs/numbers.md; an unknown one is a ValidationError
+    on `from`), else the default number. A template the number has synced is checked
+    first: the parameter count it takes (a ValidationError naming template.components)."""
+    number = campaign_number(organization, sender)
+    check_template(number=number, template=template)
     with transaction.atomic():
         campaign = Campaign.objects.create(
             organization=organization,
+            number=number,
             name=name,
             template=template,
             contact_group=contact_group,
@@ -121,7 +151,7 @@ def resume_campaign(*, campaign: Campaign) -> None:
     """Continue a paused campaign once its cause is gone: its senders start again. A
     running campaign is left as it is (resuming twice is harmless). CampaignConflict
     when it is neither, or while the cause of the pause lasts."""
-    health = sending_health(organization=campaign.organization, template=campaign.template)
+    health = sending_health(number=campaign.number, template=campaign.template)
     reason = pause_reason(health)
     with transaction.atomic():
         locked = Campaign.objects.select_for_update().get(pk=campaign.pk)

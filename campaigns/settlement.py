@@ -19,11 +19,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from accounts.models import Organization
+from business_numbers.gateway import ChannelNotConfigured
 from campaigns.models import Campaign, Recipient, RecipientStatus
 from contacts.services import contacts_for_phones
-from sending.gateway import ChannelNotConfigured
+from sending.recorded import StatusesKept, StatusesRecorded
 from sending.services import (
-    StatusUpdate,
     UnknownSend,
     chats_with_statuses,
     hold_callback_data,
@@ -52,8 +52,9 @@ def parse(data: str) -> tuple[int, int] | None:
         return None
 
 
-def on_kept_statuses(organization: Organization, updates: list[StatusUpdate]) -> None:
+def on_kept_statuses(record: StatusesKept) -> None:
     """Statuses that came with no chat: the unknown recipients they name are settled."""
+    organization, updates = record.organization, record.updates
     wanted = {key for key in map(parse, (u.callback_data for u in updates)) if key is not None}
     if not wanted:
         return
@@ -70,12 +71,11 @@ def on_kept_statuses(organization: Organization, updates: list[StatusUpdate]) ->
     settle(organization, [r for r in recipients if (r.pk, r.attempts) in wanted])
 
 
-def on_chat_statuses(
-    organization: Organization, updates: list[StatusUpdate], chats: dict[str, Any]
-) -> None:
-    """Statuses of recorded chats (`chats` by message id) that name an unknown recipient:
-    its worker recorded the chat and died before marking the recipient sent. Sent now,
-    following that chat."""
+def on_chat_statuses(record: StatusesRecorded) -> None:
+    """Statuses of recorded chats that name an unknown recipient: its worker recorded the
+    chat and died before marking the recipient sent. Sent now, following that chat."""
+    organization, chats = record.organization, record.chats
+    updates = [update for update in record.updates if update.callback_data]
     named = {}
     for update in updates:
         key = parse(update.callback_data)
@@ -142,7 +142,7 @@ def settle(organization: Organization, recipients: list[Recipient]) -> int:
     for group in by_campaign.values():
         metadata = chat_metadata(group[0].campaign)
         sends = [
-            UnknownSend(callback_data(r), contacts[r.phone], metadata)
+            UnknownSend(callback_data(r), contacts[r.phone], metadata, group[0].campaign.number)
             for r in group
             if r.phone in contacts
         ]
@@ -167,7 +167,7 @@ def chat_metadata(campaign: Campaign) -> dict:
     """What the chat of a campaign's message keeps, as the sender would have recorded it."""
     try:
         return prepare_template_send(
-            organization=campaign.organization, template=campaign.template
+            organization=campaign.organization, number=campaign.number, template=campaign.template
         ).metadata
     except (ChannelNotConfigured, ValidationError):
         return {"type": "template", "template": campaign.template}

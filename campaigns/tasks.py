@@ -93,7 +93,7 @@ def start_campaign(*, campaign_id: int) -> bool:
 
 def start_senders(campaign: Campaign) -> None:
     """The campaign's sender tasks, enqueued in the caller's transaction."""
-    ensure_pace(organization_id=campaign.organization_id)
+    ensure_pace(number_id=campaign.number_id)
     for _ in range(max(1, settings.CAMPAIGN_SENDERS)):
         enqueue_sender(campaign)
 

@@ -26,6 +26,7 @@ api_patterns = [
     re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("contacts.api.urls")),
     path("", include("canned_replies.api.urls")),
+    path("", include("business_numbers.api.urls")),
     path("", include("sending.api.urls")),
     path("", include("campaigns.api.urls")),
     path("", include("events.api.urls")),
@@ -41,7 +42,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
-    path("webhooks/", include("sending.api.webhook_urls")),
+    path("webhooks/", include("inbound.api.webhook_urls")),
     re_path(r"^webhooks/", not_found),
 ]
 

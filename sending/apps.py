@@ -9,8 +9,8 @@ class SendingConfig(AppConfig):
     def ready(self):
         # Registers the app's OpenAPI description with drf-spectacular (see that module).
         from sending.api import schema  # noqa: F401
-        from sending.services import listen_for_kept_statuses
+        from sending.recorded import StatusesKept, listen
         from sending.services.settlement import settle_named_chats
 
         # Statuses that name an API send or an auto-reply whose outcome is unknown.
-        listen_for_kept_statuses(settle_named_chats)
+        listen(StatusesKept, settle_named_chats)

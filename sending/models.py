@@ -1,107 +1,21 @@
-"""The organization's channel settings, chats (every message sent or received, with its
-channel status) and message templates.
+"""The message log: chats (every message sent or received, with its channel status),
+the conversations they belong to, their status events, auto-replies and media.
 
 (Over 400 lines: the app's models in one file, where Django and readers look for them.)
 """
 
+import uuid
+
 from django.db import models
 from django.db.models import Q
-from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
-from accounts.models import Organization, OrganizationRecord
+from accounts.models import OrganizationRecord
+from business_numbers.models import Number
 from contacts.models import Contact
-from messaging_project.core.encryption import EncryptedTextField
 
 LIVE = Q(deleted_at__isnull=True)
-
-
-class ChannelKind(models.TextChoices):
-    SANDBOX = "sandbox", _("Sandbox (messages stay on this server)")
-    CLOUD_API = "cloud_api", _("WhatsApp Cloud API")
-
-
-class QualityRating(models.TextChoices):
-    GREEN = "GREEN", _("green")
-    YELLOW = "YELLOW", _("yellow")
-    RED = "RED", _("red")
-    UNKNOWN = "UNKNOWN", _("unknown")
-
-
-class Channel(models.Model):
-    """An organization's WhatsApp channel: the sandbox, or the Cloud API with its credentials.
-
-    Written by sending.services.configure_channel (the command, the admin). An
-    organization without a row uses the sandbox and has no webhook secrets (`of`).
-    """
-
-    # Never shown back by the API, the admin or the logs.
-    SECRET_FIELDS = ("access_token", "app_secret", "verify_token")
-
-    organization = models.OneToOneField(
-        Organization,
-        on_delete=models.CASCADE,
-        related_name="channel_settings",
-        verbose_name=_("organization"),
-    )
-    kind = models.CharField(
-        _("channel"), max_length=16, choices=ChannelKind.choices, default=ChannelKind.SANDBOX
-    )
-    phone_number_id = models.CharField(_("phone number id"), max_length=32, blank=True, default="")
-    business_account_id = models.CharField(
-        _("business account id"), max_length=32, blank=True, default=""
-    )
-    # Encrypted at rest (docs/operations.md): never filter on them, compare in Python.
-    access_token = EncryptedTextField(_("access token"), blank=True, default="")
-    app_secret = EncryptedTextField(_("app secret"), blank=True, default="")
-    verify_token = EncryptedTextField(_("verify token"), blank=True, default="")
-    # The number's health as WhatsApp last reported it (contract section 14): written
-    # from the webhook's account fields, read by campaigns before they send.
-    display_phone_number = models.CharField(
-        _("display phone number"), max_length=32, blank=True, default=""
-    )
-    verified_name = models.CharField(_("verified name"), max_length=255, blank=True, default="")
-    quality_rating = models.CharField(
-        _("quality rating"),
-        max_length=16,
-        choices=QualityRating.choices,
-        default=QualityRating.UNKNOWN,
-    )
-    # WhatsApp's tier name (TIER_250, TIER_1K, ... TIER_UNLIMITED); empty when not known.
-    messaging_limit = models.CharField(_("messaging limit"), max_length=32, blank=True, default="")
-    # ACTIVE, RESTRICTED, BANNED, ...; empty until WhatsApp says.
-    account_status = models.CharField(_("account status"), max_length=32, blank=True, default="")
-    restrictions = models.JSONField(_("restrictions"), default=list, blank=True)
-    # The business account's latest alerts (account_alerts), newest first.
-    alerts = models.JSONField(_("alerts"), default=list, blank=True)
-    health_updated_at = models.DateTimeField(_("health updated at"), null=True, blank=True)
-    # Refuse free-form sends outside the 24-hour customer-service window (off: as the
-    # original product, WhatsApp itself refuses them).
-    enforce_service_window = models.BooleanField(_("enforce the service window"), default=False)
-
-    class Meta:
-        # Superusers only, like the organization it belongs to: no permission to grant staff.
-        default_permissions = ()
-        verbose_name = verbose_name_plural = _("WhatsApp channel")
-
-    def __str__(self) -> str:
-        return gettext("%(channel)s of %(organization)s") % {
-            "channel": self.get_kind_display(),
-            "organization": self.organization,
-        }
-
-    @classmethod
-    def of(cls, organization: Organization) -> "Channel":
-        """The organization's channel settings; unsaved sandbox settings when it has none.
-        Read once per organization instance (Django caches the related row, or its absence)."""
-        try:
-            return organization.channel_settings
-        except cls.DoesNotExist:
-            return cls(organization=organization)
-
-    @property
-    def can_send_through_cloud_api(self) -> bool:
-        return bool(self.phone_number_id and self.access_token)
 
 
 class ChatType(models.TextChoices):
@@ -139,12 +53,49 @@ class ChatSource(models.TextChoices):
     BUSINESS_APP = "business_app", pgettext_lazy("message source", "WhatsApp Business app")
 
 
+class Conversation(models.Model):
+    """One contact's messages with one of the organization's numbers: every chat of the
+    pair belongs to it. Created with the pair's first chat (sending/services/
+    conversations.py), in the same transaction."""
+
+    uuid = models.UUIDField(_("uuid"), default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, verbose_name=_("organization")
+    )
+    contact = models.ForeignKey(
+        Contact, on_delete=models.CASCADE, related_name="conversations", verbose_name=_("contact")
+    )
+    number = models.ForeignKey(
+        Number, on_delete=models.RESTRICT, related_name="conversations", verbose_name=_("number")
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
+        constraints = [
+            models.UniqueConstraint(fields=["contact", "number"], name="unique_conversation")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.contact} / {self.number}"
+
+
 class Chat(OrganizationRecord):
     """One message on the channel. `wam_id` is WhatsApp's id for it (none when a send failed)."""
 
     wam_id = models.CharField(_("WhatsApp message id"), max_length=255, null=True, blank=True)
     contact = models.ForeignKey(
         Contact, on_delete=models.CASCADE, related_name="chats", verbose_name=_("contact")
+    )
+    # The organization's number it was sent from or to, and the conversation of that
+    # number and the contact.
+    number = models.ForeignKey(
+        Number, on_delete=models.RESTRICT, related_name="chats", verbose_name=_("number")
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="chats", verbose_name=_("conversation")
     )
     type = models.CharField(
         _("type"), max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND
@@ -201,44 +152,6 @@ class Chat(OrganizationRecord):
 
     def __str__(self) -> str:
         return f"{self.type} {self.wam_id or self.uuid} ({self.status})"
-
-
-class MessageTemplate(OrganizationRecord):
-    """A WhatsApp message template, as `sync_templates` last saw it on the business account.
-
-    `components` is Graph's list (HEADER, BODY, FOOTER, BUTTONS). A template that
-    disappeared from the channel is soft-deleted; it comes back if it reappears.
-    """
-
-    name = models.CharField(_("name"), max_length=512)
-    language = models.CharField(_("language"), max_length=16)
-    category = models.CharField(_("category"), max_length=32, blank=True, default="")
-    status = models.CharField(_("status"), max_length=32, blank=True, default="")
-    # Why WhatsApp gave the status (e.g. a rejection's reason), and its quality score.
-    reason = models.CharField(_("reason"), max_length=255, blank=True, default="")
-    quality = models.CharField(_("quality"), max_length=32, blank=True, default="")
-    components = models.JSONField(_("components"), default=list, blank=True)
-    external_id = models.CharField(_("external id"), max_length=64, blank=True, default="")
-    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
-
-    class Meta(OrganizationRecord.Meta):
-        verbose_name = _("message template")
-        verbose_name_plural = _("message templates")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["organization", "name", "language"], name="unique_template_language"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.language})"
-
-    def component(self, kind: str) -> dict | None:
-        """The first component of a kind (`BODY`, `HEADER`, ...), or None."""
-        for component in self.components or []:
-            if isinstance(component, dict) and str(component.get("type", "")).upper() == kind:
-                return component
-        return None
 
 
 class ChatStatusEvent(models.Model):
@@ -410,7 +323,7 @@ class ChatMedia(models.Model):
 
 class UnhandledWebhookItem(models.Model):
     """A webhook field the service does not handle, per organization: how often it came
-    and the last one as it came (contract section 14: nothing is dropped unseen).
+    and the last one as it came (docs/webhooks.md: nothing is dropped unseen).
 
     Written by one upsert (sending/queries.py), so concurrent deliveries all count."""
 

@@ -1,6 +1,5 @@
 """Sending's hand-written SQL: the auto-replies' claim and load, the statuses kept
-aside for a chat not yet recorded, the locks on message ids, and the organization a
-WhatsApp webhook is for. Each statement says
+aside for a chat not yet recorded, and the locks on message ids. Each statement says
 what earns it its place beside the ORM; every one runs on PostgreSQL in the suite."""
 
 import hashlib
@@ -9,10 +8,11 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Organization
+from business_numbers.models import Number
 from canned_replies.models import CannedReply
-from contacts.models import Contact, OptOutWords
+from contacts.models import Contact
 from messaging_project.core import rows
-from sending.models import AutoReply, AutoReplyState, Channel, Chat, ChatStatusEvent
+from sending.models import AutoReply, AutoReplyState, Chat, ChatStatusEvent
 
 # The run that claimed a reply records its end even if another run marked it unknown
 # meanwhile (a worker thought dead that was only slow): it knows what happened.
@@ -89,79 +89,40 @@ def write_claim(owed: dict) -> int | None:
 
 
 # The claimed reply with what its send needs, in one statement: its organization with
-# the channel's settings (Channel.of; none for a sandbox organization) and the inbound
+# the channel's settings (Number.of; none for a sandbox organization) and the inbound
 # message's sender.
 # Earns 33% of the worker's CPU per auto-reply over select_related, measured
 # in-process on PostgreSQL.
 CLAIMED_REPLY = f"""
     SELECT {rows.columns(AutoReply, "r")}, {rows.columns(Organization, "o")},
-        {rows.columns(Contact, "k")}, {rows.columns(Channel, "c")}
+        {rows.columns(Contact, "k")}, {rows.columns(Number, "c")}
     FROM {AutoReply._meta.db_table} r
     JOIN {Organization._meta.db_table} o ON o.id = r.organization_id
     JOIN {Chat._meta.db_table} i ON i.id = r.inbound_id
     JOIN {Contact._meta.db_table} k ON k.id = i.contact_id
-    LEFT JOIN {Channel._meta.db_table} c ON c.organization_id = o.id
+    JOIN {Number._meta.db_table} c ON c.id = i.number_id
     WHERE r.id = %s
 """  # noqa: S608
 
 
-def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact]:
-    """The reply this run claimed, its organization (and channel) loaded, and its
-    recipient."""
+def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact, Number]:
+    """The reply this run claimed (its organization loaded), its recipient, and the
+    number it goes from."""
     with connection.cursor() as cursor:
         cursor.execute(CLAIMED_REPLY, [auto_reply_id])
         row = cursor.fetchone()
     if row is None:  # the inbound chat was deleted meanwhile, and its reply with it
         raise AutoReply.DoesNotExist(f"auto-reply {auto_reply_id}")
     reply_row, organization_row, contact_row, channel_row = rows.split(
-        row, AutoReply, Organization, Contact, Channel
+        row, AutoReply, Organization, Contact, Number
     )
     auto_reply = rows.instance(AutoReply, connection, reply_row)
     organization = rows.instance(Organization, connection, organization_row)
     contact = rows.instance(Contact, connection, contact_row)
-    # No channel row (its id is NULL): a sandbox organization; Channel.of sees the absence.
-    channel = None if channel_row[0] is None else rows.instance(Channel, connection, channel_row)
+    # No channel row (its id is NULL): a sandbox organization; Number.of sees the absence.
+    channel = None if channel_row[0] is None else rows.instance(Number, connection, channel_row)
     Organization.channel_settings.related.set_cached_value(organization, channel)
     if channel is not None:
-        Channel.organization.field.set_cached_value(channel, organization)
+        Number.organization.field.set_cached_value(channel, organization)
     AutoReply.organization.field.set_cached_value(auto_reply, organization)
     return auto_reply, contact
-
-
-# The organization a WhatsApp webhook is for, with its channel settings and its opt-out
-# words (LEFT JOINs: no channel is the sandbox's, no words are STOP and START alone).
-# Earns 8% of the inbound message webhook's instructions over select_related, measured
-# in-process on PostgreSQL (bench/account_news.py's baseline target).
-WEBHOOK_ORGANIZATION = f"""
-    SELECT {rows.columns(Organization, "o")}, {rows.columns(Channel, "c")},
-        {rows.columns(OptOutWords, "w")}
-    FROM {Organization._meta.db_table} o
-    LEFT JOIN {Channel._meta.db_table} c ON c.organization_id = o.id
-    LEFT JOIN {OptOutWords._meta.db_table} w ON w.organization_id = o.id
-    WHERE o.uuid = %s
-"""  # noqa: S608
-
-
-def webhook_organization(organization_uuid) -> Organization | None:
-    """The organization of this uuid with its channel settings and opt-out words loaded
-    (each None when it has none), as select_related would give it; None when none is."""
-    uuid_field = Organization._meta.get_field("uuid")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            WEBHOOK_ORGANIZATION, [uuid_field.get_db_prep_value(organization_uuid, connection)]
-        )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    organization_row, channel_row, words_row = rows.split(row, Organization, Channel, OptOutWords)
-    organization = rows.instance(Organization, connection, organization_row)
-    # A missing row's id is NULL: Channel.of and the opt-out words see the absence.
-    channel = None if channel_row[0] is None else rows.instance(Channel, connection, channel_row)
-    words = None if words_row[0] is None else rows.instance(OptOutWords, connection, words_row)
-    Organization.channel_settings.related.set_cached_value(organization, channel)
-    Organization.opt_out_words.related.set_cached_value(organization, words)
-    if channel is not None:
-        Channel.organization.field.set_cached_value(channel, organization)
-    if words is not None:
-        OptOutWords.organization.field.set_cached_value(words, organization)
-    return organization

@@ -1,52 +1,12 @@
-"""Chats and templates as the API shows them (api.md's shapes), for the API, the events
+"""Chats as the API shows them (api.md's shapes), for the API, the events
 and the admin alike."""
 
 from typing import Any
 
+from business_numbers.representations import canonical
 from contacts.representations import contact_data
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
-from sending.models import Channel, ChannelKind, Chat, ChatStatus, MessageTemplate, QualityRating
-
-# PostgreSQL's jsonb does not keep key order, so the metadata string is written in one
-# fixed order: these keys first, as api.md shows them, then any others alphabetically.
-KEY_ORDER = [
-    "type",
-    "sub_type",
-    "index",
-    "name",
-    "language",
-    "code",
-    "template",
-    "text",
-    "header",
-    "body",
-    "footer",
-    "components",
-    "parameters",
-    "buttons",
-    "value",
-]
-KEY_RANK = {key: rank for rank, key in enumerate(KEY_ORDER)}
-
-
-def canonical(value: Any) -> Any:
-    """`value` with every object's keys in that order. Copies with its own stack, not by
-    recursion: metadata that older code stored unchecked may nest hundreds deep."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
-    while stack:
-        item, parent, slot = stack.pop()
-        if isinstance(item, dict):
-            keys = sorted(item, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
-            copied: Any = dict.fromkeys(keys)  # the order is set here, the values below
-            stack.extend((item[key], copied, key) for key in keys)
-        elif isinstance(item, list):
-            copied = [None] * len(item)
-            stack.extend((child, copied, index) for index, child in enumerate(item))
-        else:
-            copied = item
-        parent[slot] = copied
-    return root[0]
+from sending.models import Chat, ChatStatus
 
 
 def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
@@ -93,6 +53,7 @@ def media_data(chat: Chat) -> dict[str, Any] | None:
 def chat_record(chat: Chat) -> dict[str, Any]:
     """A chat in /api/chats: the api.md record, and why it failed when it did."""
     data = chat_data(chat)
+    data["number"] = str(chat.number.uuid)  # the organization's number (docs/numbers.md)
     data["error"] = None
     if chat.status == ChatStatus.FAILED:
         data["error"] = {
@@ -122,69 +83,6 @@ def chat_detail(chat: Chat, *, new: bool = False) -> dict[str, Any]:
     """The chat as `GET /api/chats/{uuid}` shows it, as its events carry it too. A chat
     just recorded (`new`) has no status history yet."""
     return {**chat_record(chat), "statuses": [] if new else status_history(chat)}
-
-
-def template_metadata_text(template: MessageTemplate) -> str:
-    """The template as the channel describes it (Graph's template object), JSON-encoded
-    like a chat's metadata, as the original product lists it."""
-    return json_text(
-        canonical(
-            {
-                "name": template.name,
-                "components": template.components,
-                "language": template.language,
-                "status": template.status,
-                "category": template.category,
-                "id": template.external_id,
-            }
-        )
-    )
-
-
-def template_data(template: MessageTemplate) -> dict[str, Any]:
-    return {
-        "id": template.id,
-        "uuid": str(template.uuid),
-        "organization_id": template.organization_id,
-        "name": template.name,
-        "language": template.language,
-        "category": template.category,
-        "status": template.status,
-        "reason": template.reason or None,
-        "quality": template.quality or None,
-        "components": template.components,
-        "external_id": template.external_id,
-        "metadata": template_metadata_text(template),
-        "created_at": laravel_datetime(template.created_at),
-        "updated_at": laravel_datetime(template.updated_at),
-    }
-
-
-def channel_data(channel: Channel) -> dict[str, Any]:
-    """`GET /api/channel` (contract section 14): the number and its health as WhatsApp
-    last reported them. The sandbox's number is always healthy."""
-    if channel.kind == ChannelKind.SANDBOX:
-        health = {
-            "quality_rating": QualityRating.GREEN.value,
-            "messaging_limit": "TIER_UNLIMITED",
-            "account_status": "ACTIVE",
-            "restrictions": [],
-        }
-    else:
-        health = {
-            "quality_rating": channel.quality_rating,
-            "messaging_limit": channel.messaging_limit or None,
-            "account_status": channel.account_status or None,
-            "restrictions": channel.restrictions or [],
-        }
-    return {
-        "phone_number_id": channel.phone_number_id or None,
-        "display_phone_number": channel.display_phone_number or None,
-        "verified_name": channel.verified_name or None,
-        **health,
-        "enforce_service_window": channel.enforce_service_window,
-        "updated_at": iso_datetime(channel.health_updated_at),
-    }
 
 
 def send_response_data(

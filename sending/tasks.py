@@ -25,9 +25,9 @@ from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
 
+from business_numbers.gateway import ChannelNotConfigured, GatewayError
 from messaging_project.worker.priorities import INTERACTIVE
 from messaging_project.worker.retries import retry_later
-from sending.gateway import ChannelNotConfigured, GatewayError
 from sending.models import AutoReply, AutoReplyState, Chat, ChatMedia, MediaState
 from sending.queries import OWNED, claimed_reply, write_claim
 from sending.services import SendFailed, send_media, send_message
@@ -65,11 +65,13 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
         )
         if not claimed:
             return not_claimed(auto_reply_id)
-    auto_reply, contact = claimed_reply(auto_reply_id)
+    auto_reply, contact, number = claimed_reply(auto_reply_id)
     try:
-        # Found by its number, or by its user id when it has none.
+        # Found by its number, or by its user id when it has none; answered from the
+        # number it wrote to.
         recipient = {
             "organization": auto_reply.organization,
+            "sender": number,
             "phone": contact.phone,
             "phone_input": f"+{contact.phone}" if contact.phone else contact.user_id,
             "contact": contact,
@@ -109,11 +111,12 @@ def not_claimed(auto_reply_id: int) -> str:
             auto_reply_id,
         )
         try:
-            auto_reply, contact = claimed_reply(auto_reply_id)
+            auto_reply, contact, number = claimed_reply(auto_reply_id)
         except AutoReply.DoesNotExist:
             return "gone"  # the inbound chat was deleted meanwhile
         chat = record_unknown_send(
             organization=auto_reply.organization,
+            number=number,
             contact=contact,
             metadata=auto_reply_metadata(
                 message=auto_reply.message, media_type=auto_reply.media_type

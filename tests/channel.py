@@ -3,9 +3,9 @@ organization connected to it. Registered in tests/conftest.py as a plugin."""
 
 import pytest
 
+from business_numbers.models import Number
 from devtools.cloud_api_server import FakeCloudApi
 from sending import services
-from sending.models import Channel
 
 PHONE_NUMBER_ID = "106540352242922"
 BUSINESS_ACCOUNT_ID = "102290129340398"
@@ -33,15 +33,15 @@ def cloud_org(org_a, graph):
     return org_a
 
 
-def set_channel(organization, **values) -> Channel:
+def set_channel(organization, **values) -> Number:
     """Write channel settings as they are, bypassing the service's rules: a sandbox
     organization with webhook secrets, a Cloud API one missing its token."""
-    channel, _ = Channel.objects.update_or_create(organization=organization, defaults=values)
+    channel, _ = Number.objects.update_or_create(organization=organization, defaults=values)
     channel.organization = organization  # the organization's cached settings are these
     return channel
 
 
-def stored_channel(organization) -> Channel:
+def stored_channel(organization) -> Number:
     """The organization's channel settings as the database has them now."""
     organization.refresh_from_db()
-    return Channel.of(organization)
+    return Number.objects.default_for(organization)

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from contacts.models import ContactGroup
 from messaging_project.api.fields import StrictCharField
-from sending.api.serializers import TemplateSerializer
+from sending.api.serializers import TemplateSerializer, from_field
 
 PHONES_MAX = 10_000
 RATE_MIN, RATE_MAX = 1, 1000
@@ -28,6 +28,10 @@ class StrictIntegerField(serializers.IntegerField):
 
 
 class CampaignInputSerializer(serializers.Serializer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = from_field()  # a Python keyword: not a class attribute
+
     name = StrictCharField(max_length=255)
     template = TemplateSerializer()
     contact_group = serializers.UUIDField(required=False, allow_null=True)
@@ -83,4 +87,5 @@ class CampaignInputSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"phones": ["Send the recipients: a contact_group or a list of phones."]}
             )
+        attrs["sender"] = attrs.pop("from", None) or None
         return attrs

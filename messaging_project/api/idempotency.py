@@ -8,7 +8,7 @@ A POST carrying `Idempotency-Key` claims the key for the organization before it 
 - same key, same body, still running: 409;
 - same key, another body: 422;
 - an outcome that changed nothing is not kept, so the key can be used again: a
-  validation failure (400) or our own failure (500, 503). Channel failures (422, 502,
+  validation failure (400) or our own failure (500, 503). Number failures (422, 502,
   504) are kept: the attempt was made and recorded, and a blind retry must not make
   a second one;
 - but once the request may have reached the channel (`point_of_no_return()`), our own

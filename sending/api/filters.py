@@ -1,7 +1,7 @@
 import django_filters
 
 from messaging_project.api.filters import StableOrderingFilter
-from sending.models import Chat, ChatStatus, ChatType, MessageTemplate
+from sending.models import Chat, ChatStatus, ChatType
 
 
 class ChatFilter(django_filters.FilterSet):
@@ -12,15 +12,4 @@ class ChatFilter(django_filters.FilterSet):
 
     class Meta:
         model = Chat
-        fields = []
-
-
-class MessageTemplateFilter(django_filters.FilterSet):
-    name = django_filters.CharFilter(lookup_expr="icontains", max_length=512)
-    language = django_filters.CharFilter(max_length=16)
-    status = django_filters.CharFilter(lookup_expr="iexact", max_length=32)
-    ordering = StableOrderingFilter(fields=["id", "name", "language", "updated_at"])
-
-    class Meta:
-        model = MessageTemplate
         fields = []

@@ -1,5 +1,5 @@
-"""The OpenAPI description of chats, templates and sends: the records that `chat_data`,
-`chat_record`, `status_history` and `template_data` return, the answers of the two
+"""The OpenAPI description of chats and sends: the records that `chat_data`,
+`chat_record` and `status_history` return, the answers of the two
 sends, the template component's shape, and the views.
 
 (Over 400 lines: one description per shape the sending API answers, read side by side.)
@@ -38,7 +38,6 @@ from sending.api.serializers import (
     COMPONENT_TYPES,
     COMPONENTS_MAX_BYTES,
     PARAMETER_TYPES,
-    ChannelSettingsInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
@@ -104,6 +103,7 @@ class ChatFailureSerializer(serializers.Serializer):
 
 
 class ChatRecordSerializer(SentChatRecordSerializer):
+    number = text("The uuid of the organization's number the message was sent from or to.")
     """A chat in /api/chats: the send's chat, and why it failed when it did."""
 
     error = ChatFailureSerializer(allow_null=True, help_text="Null unless the status is failed.")
@@ -128,34 +128,8 @@ class ChatDetailRecordSerializer(ChatRecordSerializer):
     statuses = ChatStatusEventSerializer(many=True, help_text="Status updates, oldest first.")
 
 
-class TemplateRecordSerializer(RecordSerializer):
-    name = text()
-    language = text()
-    category = text()
-    status = text(
-        "WhatsApp's status for the template (APPROVED, PENDING, REJECTED, PAUSED, DISABLED, "
-        "...), kept current by the webhook. Only an APPROVED template can be sent."
-    )
-    reason = text(
-        "Why the template has its status (a pause's explanation, a rejection's reason).",
-        null=True,
-    )
-    quality = text("WhatsApp's quality score: GREEN, YELLOW, RED or UNKNOWN.", null=True)
-    components = AnyJsonField()
-    external_id = text()
-    metadata = text(
-        "The template as the channel describes it (`name`, `components`, `language`, "
-        "`status`, `category`, `id`), JSON-encoded like a chat's metadata, as the original "
-        "product lists it."
-    )
-    created_at = text(LARAVEL_DATETIME)
-    updated_at = text(LARAVEL_DATETIME)
-
-
 ChatPage = page_of(ChatRecordSerializer, "ChatPage")
 ChatDetail = detail_of(ChatDetailRecordSerializer, "ChatDetail")
-MessageTemplatePage = page_of(TemplateRecordSerializer, "MessageTemplatePage")
-MessageTemplateDetail = detail_of(TemplateRecordSerializer, "MessageTemplateDetail")
 
 
 # Send answers ---------------------------------------------------------------------------
@@ -300,19 +274,6 @@ class ChatViewSchema(OpenApiViewExtension):
     )
 
 
-class MessageTemplateViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.MessageTemplateViewSet"
-    view_replacement = documented(
-        resource_schema(
-            noun="message template",
-            page=MessageTemplatePage,
-            detail=MessageTemplateDetail,
-            writable=False,
-        ),
-        f"The organization's WhatsApp templates, as last synced. {RESOURCE_DOC}",
-    )
-
-
 def send_schema(*, summary: str, request, success):
     # A send can also fail at the channel: 422, 502, 504 with `channel_error`.
     operation = described(
@@ -370,62 +331,4 @@ class SendMediaViewSchema(OpenApiViewExtension):
         "address). A `caption` (at most 1024 characters) goes with an image, video or "
         "document, a `file_name` with a document; `first_name`, `last_name` and `email` "
         f"name a contact created for the number. {SEND_DOC}",
-    )
-
-
-# The channel -----------------------------------------------------------------------------
-
-
-class ChannelRecordSerializer(serializers.Serializer):
-    phone_number_id = text("The Cloud API's id of the number; null for the sandbox.", null=True)
-    display_phone_number = text("The number as WhatsApp shows it, once it said so.", null=True)
-    verified_name = text("The business name WhatsApp approved for the number.", null=True)
-    quality_rating = serializers.ChoiceField(
-        choices=["GREEN", "YELLOW", "RED", "UNKNOWN"],
-        help_text="The number's quality as WhatsApp last reported it (the sandbox: GREEN).",
-    )
-    messaging_limit = text(
-        "WhatsApp's tier of new conversations a day (TIER_250, TIER_1K, ... "
-        "TIER_UNLIMITED); null until WhatsApp says. The sandbox: TIER_UNLIMITED.",
-        null=True,
-    )
-    account_status = text(
-        "ACTIVE, RESTRICTED, BANNED, ...; null until WhatsApp says. The sandbox: ACTIVE.",
-        null=True,
-    )
-    restrictions = serializers.ListField(
-        child=serializers.DictField(),
-        help_text="The account's restrictions (`restriction_type`, `expiration` in unix "
-        "seconds), as the last account_update gave them.",
-    )
-    enforce_service_window = serializers.BooleanField(
-        help_text="Whether free-form sends outside the 24-hour window are refused (422)."
-    )
-    updated_at = text("When WhatsApp last changed any of these (ISO 8601), or null.", null=True)
-
-
-ChannelDetail = detail_of(ChannelRecordSerializer, "ChannelDetail")
-
-
-class ChannelWriteResultSerializer(serializers.Serializer):
-    statusCode = integer("200.")  # noqa: N815 (the wire name)
-    message = text("`Request processed successfully`.")
-    data = ChannelRecordSerializer()
-
-
-class ChannelViewSchema(OpenApiViewExtension):
-    target_class = "sending.api.views.ChannelView"
-    view_replacement = documented(
-        extend_schema_view(
-            get=described(summary="The WhatsApp number and its health", success=ChannelDetail),
-            patch=described(
-                summary="Change the channel's settings",
-                success=ChannelWriteResultSerializer,
-                request=ChannelSettingsInputSerializer,
-            ),
-        ),
-        "The organization's WhatsApp number as WhatsApp last reported it through the "
-        "webhook (quality, messaging limit, account status and restrictions), and the "
-        "settings the organization changes itself. `channel.updated` is emitted when "
-        "WhatsApp changes any of these.",
     )

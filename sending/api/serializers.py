@@ -51,9 +51,27 @@ def reply_to_field():
     )
 
 
+def from_field():
+    return StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=100,
+        help_text=(
+            "The organization's number to send from: its uuid, phone number id or display "
+            "number. Without it: a reply goes from the number of the chat it answers, "
+            "else from the number the contact last wrote to, else from the default number."
+        ),
+    )
+
+
 class NewContactFields(serializers.Serializer):
     """The optional fields the original product stores on a contact its send creates,
-    and `reply_to`, which every send takes."""
+    and `reply_to` and `from`, which every send takes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = from_field()  # a Python keyword: not a class attribute
 
     reply_to = reply_to_field()
     first_name = optional_text(255)
@@ -68,6 +86,7 @@ class NewContactFields(serializers.Serializer):
             field: attrs.pop(field, None) or None for field in ("first_name", "last_name", "email")
         }
         attrs["reply_to"] = attrs.get("reply_to") or None
+        attrs["sender"] = attrs.pop("from", None) or None
         return attrs
 
 
@@ -365,20 +384,3 @@ class TemplateSerializer(serializers.Serializer):
 class SendTemplateInputSerializer(NewContactFields):
     phone = PhoneNumberField()
     template = TemplateSerializer()
-
-
-class ChannelSettingsInputSerializer(serializers.Serializer):
-    """`PATCH /api/channel`: the settings an organization changes itself."""
-
-    enforce_service_window = StrictBooleanField(
-        help_text="Refuse free-form messages (text, buttons, media) to numbers that have "
-        "sent nothing in the last 24 hours (422, `channel_error.code` 131047), before "
-        "calling WhatsApp. Off by default."
-    )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(self.initial_data) - set(self.fields))
-        if unknown:
-            message = "Unknown field; the settings are: enforce_service_window."
-            raise serializers.ValidationError({name: [message] for name in unknown})
-        return attrs

@@ -2,9 +2,7 @@ from django.urls import re_path
 
 from messaging_project.api.routers import ApiRouter
 from sending.api.views import (
-    ChannelView,
     ChatViewSet,
-    MessageTemplateViewSet,
     SendMediaView,
     SendMessageView,
     SendTemplateView,
@@ -12,12 +10,10 @@ from sending.api.views import (
 
 router = ApiRouter()
 router.register("chats", ChatViewSet, basename="chat")
-router.register("templates", MessageTemplateViewSet, basename="template")
 
 urlpatterns = [
     re_path(r"^send/?$", SendMessageView.as_view(), name="send"),
     re_path(r"^send/template/?$", SendTemplateView.as_view(), name="send-template"),
     re_path(r"^send/media/?$", SendMediaView.as_view(), name="send-media"),
-    re_path(r"^channel/?$", ChannelView.as_view(), name="channel"),
     *router.urls,
 ]

@@ -11,27 +11,25 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from business_numbers.gateway import ChannelNotConfigured, FailureKind, GatewayError
+from business_numbers.gateway.base import NOT_CONFIGURED
+from business_numbers.services import TemplateNotApproved
 from messaging_project.api.exceptions import ApiError
 from messaging_project.api.idempotency import idempotent
-from messaging_project.api.viewsets import WRITE_OK, OrganizationScopedMixin, OrganizationViewSet
+from messaging_project.api.viewsets import OrganizationScopedMixin, OrganizationViewSet
 from sending import services
-from sending.api.filters import ChatFilter, MessageTemplateFilter
+from sending.api.filters import ChatFilter
 from sending.api.serializers import (
-    ChannelSettingsInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
     SendTemplateInputSerializer,
 )
-from sending.gateway import ChannelNotConfigured, FailureKind, GatewayError
-from sending.gateway.base import NOT_CONFIGURED
-from sending.models import Channel, Chat, MediaState, MessageTemplate
+from sending.models import Chat, MediaState
 from sending.representations import (
-    channel_data,
     chat_data,
     chat_detail,
     chat_record,
     send_response_data,
-    template_data,
 )
 from sending.services.media import download_name
 
@@ -81,7 +79,7 @@ def channel_errors() -> Iterator[None]:
         yield
     except ChannelNotConfigured:
         raise ApiError(403, NOT_CONFIGURED) from None
-    except (services.TemplateNotApproved, services.ServiceWindowClosed) as refused:
+    except (TemplateNotApproved, services.ServiceWindowClosed) as refused:
         # Refused before the channel was called, in the shape of the channel's refusals.
         raise ApiError(422, refused.message, channel_error=refused.channel_error) from None
     except services.SendFailed as failed:
@@ -144,6 +142,7 @@ class SendTemplateView(OrganizationScopedMixin, APIView):
                 template=data["template"],
                 new_contact=data["new_contact"],
                 reply_to=data["reply_to"],
+                sender=data["sender"],
             )
         return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
 
@@ -178,7 +177,7 @@ class AnyMediaRenderer(BaseRenderer):
 
 
 class ChatViewSet(OrganizationViewSet):
-    queryset = Chat.objects.live().select_related("contact", "media")
+    queryset = Chat.objects.live().select_related("contact", "media", "number")
     filterset_class = ChatFilter
     represent = staticmethod(chat_record)
 
@@ -208,26 +207,3 @@ class ChatViewSet(OrganizationViewSet):
         """One chat, with the history of its status updates from the webhook."""
         chat = self.get_object()
         return Response({"data": chat_detail(chat)})
-
-
-class MessageTemplateViewSet(OrganizationViewSet):
-    queryset = MessageTemplate.objects.live()
-    filterset_class = MessageTemplateFilter
-    represent = staticmethod(template_data)
-
-
-class ChannelView(OrganizationScopedMixin, APIView):
-    """`GET /api/channel`: the number and its health as WhatsApp last reported them;
-    `PATCH /api/channel`: the organization's own settings (`enforce_service_window`)."""
-
-    def get(self, request):
-        return Response({"data": channel_data(Channel.of(self.organization))})
-
-    def patch(self, request):
-        serializer = ChannelSettingsInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        channel = services.set_service_window(
-            organization=self.organization,
-            enforce=serializer.validated_data["enforce_service_window"],
-        )
-        return Response({"statusCode": 200, "message": WRITE_OK, "data": channel_data(channel)})

@@ -5,59 +5,48 @@ the apps above (campaigns).
   `send_media`); `chats`: the chat recorded exactly once for a channel's answer;
 - `bulk`: one template to many numbers, the channel called from the caller's threads
   (`prepare_template_send`, `TemplateSend.call`, `record_answers`);
-- `inbound`, `statuses`, `media`, `events`: what the WhatsApp webhook brings in (messages,
-  statuses, media downloads) and the events they emit;
+- `statuses`, `media`, `events`: statuses stored and chats moved forward
+  (`store_statuses`), inbound media downloads, and the events they emit (the webhook's
+  parsing is the `inbound` app's);
+- `conversations`: the conversation of a contact and a number, created with its first chat;
 - `payloads`: the Cloud API's message payloads;
-- `templates`: the templates synced from the channel, and a template send's text;
-- `refusals`: sends refused before the channel is called (`TemplateNotApproved`,
-  `ServiceWindowClosed`);
-- `channel`: the channel settings (`configure_channel`, `set_service_window`);
+- `refusals`: sends refused before the channel is called (`ServiceWindowClosed`);
 - `settlement`: sends whose outcome is unknown, settled by their status webhooks
-  (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`, and
-  `listen_for_kept_statuses` / `listen_for_chat_statuses` for the apps that own them).
+  (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`).
+
+What sending recorded is told to the apps above through `sending.recorded`.
 
 The public service functions and their results and errors are exposed here: another
 app imports them from `sending.services`, never from the modules behind it.
 """
 
 from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, record_answers
-from sending.services.channel import configure_channel, set_service_window
 from sending.services.chats import SendFailed, SendNotRecorded
-from sending.services.refusals import ServiceWindowClosed, TemplateNotApproved
+from sending.services.conversations import insert_chat
+from sending.services.refusals import ServiceWindowClosed
+from sending.services.routing import FROM_UNKNOWN
 from sending.services.send import SendResult, send_media, send_message, send_template
 from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
-from sending.services.statuses import (
-    StatusUpdate,
-    chats_with_statuses,
-    listen_for_chat_statuses,
-    listen_for_kept_statuses,
-)
-from sending.services.templates import SyncResult, check_template, sync_templates, synced_template
+from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
 __all__ = [
+    "FROM_UNKNOWN",
     "Outcome",
     "SendFailed",
     "SendNotRecorded",
     "SendResult",
     "ServiceWindowClosed",
     "StatusUpdate",
-    "SyncResult",
-    "TemplateNotApproved",
     "TemplateSend",
     "UnknownSend",
     "chats_with_statuses",
-    "check_template",
     "hold_callback_data",
-    "configure_channel",
-    "listen_for_chat_statuses",
-    "listen_for_kept_statuses",
+    "insert_chat",
     "prepare_template_send",
     "record_answers",
     "send_media",
     "send_message",
     "send_template",
-    "set_service_window",
     "settle_unknown_sends",
-    "sync_templates",
-    "synced_template",
+    "store_statuses",
 ]

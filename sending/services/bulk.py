@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounts.models import Organization
+from business_numbers.gateway import Gateway, GatewayError, gateway_for
+from business_numbers.models import Number
+from business_numbers.services import synced_template
 from contacts.models import Contact
 from messaging_project.core.metrics import count_send
-from sending.gateway import Gateway, GatewayError, gateway_for
 from sending.models import Chat, ChatStatus
 from sending.services.chats import (
     SendFailed,
@@ -28,7 +30,6 @@ from sending.services.chats import (
 )
 from sending.services.payloads import addressed, template_payload, with_callback
 from sending.services.send import template_metadata
-from sending.services.templates import synced_template
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +38,11 @@ Answer = dict[str, Any] | GatewayError  # the channel's answer, or why there is 
 
 @dataclass(frozen=True)
 class TemplateSend:
-    """A template send prepared for many recipients of one organization."""
+    """A template send prepared for many recipients of one organization, from one of
+    its numbers."""
 
     organization: Organization
+    number: Number
     template: dict[str, Any]  # as the API takes it: name, language.code, components
     gateway: Gateway
     metadata: dict[str, Any]  # what each chat keeps (the rendered text when known)
@@ -66,13 +69,16 @@ class TemplateSend:
             return error
 
 
-def prepare_template_send(*, organization: Organization, template: dict[str, Any]) -> TemplateSend:
-    """Raises ChannelNotConfigured, and a ValidationError when the organization's synced
+def prepare_template_send(
+    *, organization: Organization, number: Number, template: dict[str, Any]
+) -> TemplateSend:
+    """Raises ChannelNotConfigured, and a ValidationError when the number's synced
     template does not take these parameters (then every send would fail alike)."""
-    gateway = gateway_for(organization)
-    known = synced_template(organization, template)
+    gateway = gateway_for(number)
+    known = synced_template(number, template)
     return TemplateSend(
         organization=organization,
+        number=number,
         template=template,
         gateway=gateway,
         metadata=template_metadata(template, known),
@@ -111,7 +117,11 @@ def record_answers(send: TemplateSend, answers: list[tuple[Contact, Answer]]) ->
             outcomes[index] = refused(send, contact, error, wam_id=message["id"])
             continue
         chat = accepted_chat(
-            organization=send.organization, contact=contact, metadata=send.metadata, message=message
+            organization=send.organization,
+            number=send.number,
+            contact=contact,
+            metadata=send.metadata,
+            message=message,
         )
         accepted.append((index, contact, chat))
     try:
@@ -131,6 +141,7 @@ def refused(
 ) -> Outcome:
     chat = record_failure(
         organization=send.organization,
+        number=send.number,
         contact=contact,
         metadata=send.metadata,
         error=error,

@@ -14,13 +14,16 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import Organization
+from business_numbers.gateway import FailureKind, GatewayError
+from business_numbers.models import Number
 from contacts.models import Contact
 from events.models import Event
 from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
-from sending.gateway import FailureKind, GatewayError
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
+from sending.recorded import MessagesOut, announce
+from sending.services.conversations import with_conversations
 from sending.services.events import emit_chat, emit_chats
 from sending.services.statuses import apply_kept_statuses
 
@@ -61,13 +64,19 @@ class SendFailed(Exception):
 
 
 def accepted_chat(
-    *, organization: Organization, contact: Contact, metadata: dict[str, Any], message: dict
+    *,
+    organization: Organization,
+    number: Number,
+    contact: Contact,
+    metadata: dict[str, Any],
+    message: dict,
 ) -> Chat:
     """The unsaved chat of a send the channel accepted; `message` is its answer's
     `messages[0]` (an id, and a message_status text or none)."""
     status = message.get("message_status")
     return Chat(
         organization=organization,
+        number=number,
         contact=contact,
         type=ChatType.OUTBOUND,
         wam_id=message["id"],
@@ -89,8 +98,12 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
     def insert() -> list[Chat]:
         with transaction.atomic():
             hold_message_ids(chats[0].organization_id, [chat.wam_id for chat in chats])
+            for chat in chats:
+                chat.conversation = None  # a rolled-back attempt's may not exist
+            with_conversations(chats)
             Chat.objects.bulk_create(chats)
             emit_chats(Event.MESSAGE_SENT, chats)
+            announce(MessagesOut(chats))
             kept = set(
                 ChatStatusEvent.objects.filter(
                     organization_id=chats[0].organization_id,
@@ -133,6 +146,7 @@ def record_one_accepted(chat: Chat) -> Chat | SendFailed:
         error = repeated_message_id(chat.wam_id)
         failed = record_failure(
             organization=chat.organization,
+            number=chat.number,
             contact=chat.contact,
             metadata=chat.metadata,
             error=error,
@@ -159,9 +173,12 @@ def record(
                 # Statuses Meta posted before this insert were kept aside: take them in
                 # the same transaction, holding the id against a webhook storing more.
                 hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
+                chat.conversation = None  # a rolled-back attempt's may not exist
+                with_conversations([chat])
                 chat.save(force_insert=True)
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel
                     emit_chat(Event.MESSAGE_SENT, chat)  # sending/services/events.py
+                announce(MessagesOut([chat]))
                 apply_kept_statuses(chat)
                 if then is not None:
                     then(chat)
@@ -246,6 +263,7 @@ def failed_on_arrival(wam_id: str) -> GatewayError:
 def record_failure(
     *,
     organization: Organization,
+    number: Number,
     contact: Contact,
     metadata: dict[str, Any],
     error: GatewayError,
@@ -267,6 +285,7 @@ def record_failure(
         details["code"] = error.unusable_code  # a code the error_code column cannot hold
     chat = Chat(
         organization=organization,
+        number=number,
         contact=contact,
         type=ChatType.OUTBOUND,
         wam_id=wam_id,

@@ -79,7 +79,7 @@ def emit_changed_chat(event: str, chat_id: int, organization_id: int) -> None:
         data=lambda: [
             chat_detail(chat)
             for chat in Chat.objects.filter(pk=chat_id)
-            .select_related("contact", "media")
+            .select_related("contact", "media", "number")
             .prefetch_related("status_events")
         ],
     )
@@ -132,7 +132,7 @@ def emit_status_updates(
         return
     chats = list(
         Chat.objects.filter(pk__in=chat_ids)
-        .select_related("contact")
+        .select_related("contact", "number")
         .prefetch_related("status_events")
         .order_by("id")
     )

@@ -28,8 +28,9 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 
+from business_numbers.gateway import GatewayError, MediaTooLarge, gateway_for
+from business_numbers.models import Number
 from messaging_project.core.storable import is_storable_json, without_unstorable
-from sending.gateway import GatewayError, MediaTooLarge, gateway_for
 from sending.models import Chat, ChatMedia
 
 logger = logging.getLogger(__name__)
@@ -80,10 +81,16 @@ def clean(value: Any, limit: int) -> str:
     return without_unstorable(value).strip()[:limit]
 
 
+def number_of(media: ChatMedia) -> Number:
+    """The number the media's message came to (its download goes through it)."""
+    number = Number.objects.filter(chats__media=media).first()
+    return number or Number.objects.default_for(media.organization)
+
+
 def download(media: ChatMedia) -> Stored:
     """Fetch the media from the organization's channel into storage. Raises MediaFailed
     (and ChannelNotConfigured)."""
-    gateway = gateway_for(media.organization)
+    gateway = gateway_for(number_of(media))
     limit = MAX_BYTES.get(media.kind, MAX_BYTES["document"])
     chunk_size = settings.MEDIA_CHUNK_SIZE
     try:

@@ -1,49 +1,21 @@
-"""Sends refused before the channel is called (contract section 14): a template WhatsApp
-has not approved, and a free-form message outside the customer-service window. Either
-would be refused by WhatsApp; refusing here spares the call and, for a campaign, the
-recipients it would fail one by one. Nothing is recorded for them.
+"""Sends refused before the channel is called (docs/webhooks.md): a free-form message
+outside the customer-service window (a template WhatsApp has not approved is refused by
+business_numbers.services). WhatsApp would refuse it; refusing here spares the call.
+Nothing is recorded for it.
 """
 
 from datetime import timedelta
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from accounts.models import Organization
-from sending.models import Channel, Chat, ChatType, MessageTemplate
+from business_numbers.models import Number
+from sending.models import Chat, ChatType
 
 # WhatsApp's own code for a free-form message outside the window.
 OUTSIDE_WINDOW_CODE = 131047
 SERVICE_WINDOW = timedelta(hours=24)
-APPROVED = "APPROVED"
-
-
-class TemplateNotApproved(ValidationError):
-    """The template is known locally and WhatsApp has not approved it (paused, disabled,
-    rejected, pending...). A ValidationError, so that a caller that only knew those
-    (a campaign's creation) still refuses it as bad input; the send API answers 422."""
-
-    code = "template_not_approved"
-
-    def __init__(self, template: MessageTemplate) -> None:
-        self.template = template
-        self.status = template.status
-        self.message = (
-            f"The template {template.name} ({template.language}) is {template.status} on "
-            "WhatsApp, not APPROVED: it cannot be sent until WhatsApp approves it again."
-        )
-        super().__init__({"template": [self.message]})
-
-    @property
-    def channel_error(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "type": "template_status",
-            "message": self.message,
-            "details": {"status": self.status, "reason": self.template.reason or None},
-            "fbtrace_id": None,
-        }
 
 
 class ServiceWindowClosed(Exception):
@@ -70,26 +42,21 @@ class ServiceWindowClosed(Exception):
         }
 
 
-def check_approved(template: MessageTemplate | None) -> None:
-    """A template known locally must be APPROVED; one never synced (or whose status was
-    never reported) is left to WhatsApp."""
-    if template is not None and template.status and template.status.upper() != APPROVED:
-        raise TemplateNotApproved(template)
-
-
-def check_service_window(organization: Organization, phone: str) -> None:
-    """Whether `phone` may get a free-form message: always, unless the organization
-    enforces the window; then only if it sent us a message in the last 24 hours. One
+def check_service_window(organization: Organization, phone: str, number: Number) -> None:
+    """Whether `phone` may get a free-form message from `number`: always, unless the
+    organization enforces the window; then only if it wrote to that number in the last
+    24 hours. One
     indexed look-up (the contact by number, its inbound chats by time). A message
     recorded lately but written long ago (the Business app's history) does not count:
     WhatsApp's own time, when known, must be in the window too."""
-    if not Channel.of(organization).enforce_service_window:
+    if not Number.objects.default_for(organization).enforce_service_window:
         return
     since = timezone.now() - SERVICE_WINDOW
     open_window = (
         Chat.objects.filter(
             contact__organization=organization,
             contact__phone=phone,
+            number=number,
             type=ChatType.INBOUND,
             created_at__gte=since,
         )

@@ -7,22 +7,27 @@ not hold database locks), then records the chat with the status the channel gave
 and the caller gets a SendFailed carrying the channel's error and that chat.
 """
 
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from accounts.models import Organization
+from business_numbers.gateway import GatewayError, gateway_for
+from business_numbers.models import MessageTemplate, Number
+from business_numbers.services import (
+    check_approved,
+    check_parameter_count,
+    rendered_metadata,
+    synced_template,
+)
 from contacts.models import Contact
 from contacts.services import contact_for_phone
 from messaging_project.api.idempotency import point_of_no_return
 from messaging_project.core.metrics import count_send
-from sending.gateway import GatewayError, gateway_for
-from sending.models import Chat, ChatStatus, MessageTemplate
+from sending.models import Chat, ChatStatus
 from sending.services.chats import (
     SendFailed,
     accepted_chat,
@@ -40,9 +45,9 @@ from sending.services.payloads import (
     text_payload,
     with_callback,
 )
-from sending.services.refusals import check_approved, check_service_window
+from sending.services.refusals import check_service_window
+from sending.services.routing import Route, route
 from sending.services.settlement import chat_callback, settle_from_kept
-from sending.services.templates import check_parameter_count, rendered_metadata, synced_template
 
 # send_template's default: the template is looked up.
 LOOK_UP = object()
@@ -75,6 +80,7 @@ def send_message(
     preview_url: bool = True,
     reply_to: str | None = None,
     chat_uuid: uuid.UUID | None = None,
+    sender: Number | str | None = None,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
@@ -86,10 +92,12 @@ def send_message(
     may have no number). `recorded`, when given, is called with the accepted chat in the
     transaction that records it (an auto-reply's end: one commit fewer). Without
     `contact`, a ServiceWindowClosed when the organization enforces the window and the
-    number has not written in 24 hours. `chat_uuid`: as `deliver` takes it.
+    number has not written in 24 hours. `chat_uuid`: as `deliver` takes it; `sender`:
+    the number it goes from (the API's `from`, docs/numbers.md), else chosen by `route`.
     """
+    way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
     if contact is None:
-        check_service_window(organization, phone)
+        check_service_window(organization, phone, way.number)
     if buttons:
         payload = button_payload(
             phone=phone, message=message, buttons=buttons, header=header, footer=footer
@@ -114,7 +122,7 @@ def send_message(
         new_contact=new_contact,
         contact=contact,
         recorded=recorded,
-        reply_to=reply_to,
+        way=way,
         chat_uuid=chat_uuid,
     )
 
@@ -149,6 +157,7 @@ def send_template(
     before_send: Callable[[], None] | None = None,
     known_template: MessageTemplate | None | object = LOOK_UP,
     reply_to: str | None = None,
+    sender: Number | str | None = None,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
@@ -156,7 +165,8 @@ def send_template(
     is a ValidationError, before anything is sent) and the chat keeps the rendered text.
     `known_template`: what known_template() gave a caller that sends it many times.
     """
-    known = synced_template(organization, template) if known_template is LOOK_UP else known_template
+    way = route(organization, sender=sender, phone=phone, reply_to=reply_to)
+    known = synced_template(way.number, template) if known_template is LOOK_UP else known_template
     metadata = template_metadata(template, known)
     payload = template_payload(phone=phone, template=template)
     return deliver(
@@ -167,7 +177,7 @@ def send_template(
         metadata=metadata,
         new_contact=new_contact,
         before_send=before_send,
-        reply_to=reply_to,
+        way=way,
     )
 
 
@@ -202,6 +212,7 @@ def send_media(
     recorded: Callable[[Chat], None] | None = None,
     reply_to: str | None = None,
     chat_uuid: uuid.UUID | None = None,
+    sender: Number | str | None = None,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
@@ -209,10 +220,11 @@ def send_media(
     a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
     names and email a contact created for the number gets. Without `contact`, the
     service window is checked as send_message checks it. `chat_uuid`: as `deliver`
-    takes it.
+    takes it; `sender` as send_message takes it.
     """
+    way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
     if contact is None:
-        check_service_window(organization, phone)
+        check_service_window(organization, phone, way.number)
     payload = media_payload(
         phone=phone,
         media_type=media_type,
@@ -230,39 +242,9 @@ def send_media(
         new_contact=new_contact,
         contact=contact,
         recorded=recorded,
-        reply_to=reply_to,
+        way=way,
         chat_uuid=chat_uuid,
     )
-
-
-# A WhatsApp message id: `wamid.` and base64, as Graph gives them (or the sandbox's).
-MESSAGE_ID = re.compile(r"^[A-Za-z0-9._=+/:-]{1,255}$")
-REPLY_TO_UNKNOWN = "No chat of this organization has that uuid."
-REPLY_TO_WITHOUT_ID = "That chat has no WhatsApp message id to reply to."
-REPLY_TO_INVALID = "Give a chat uuid or a WhatsApp message id."
-
-
-def replied_message_id(organization: Organization, reply_to: str | None) -> str | None:
-    """The WhatsApp message id `reply_to` names: a chat's of the organization (by uuid;
-    another organization's is as unknown as a missing one), or the id itself."""
-    if not reply_to:
-        return None
-    try:
-        chat_uuid = uuid.UUID(reply_to)
-    except ValueError:
-        if not MESSAGE_ID.match(reply_to):
-            raise ValidationError({"reply_to": [REPLY_TO_INVALID]}) from None
-        return reply_to
-    found = (
-        Chat.objects.live()
-        .filter(organization=organization, uuid=chat_uuid)
-        .values_list("wam_id", flat=True)
-    )
-    if not found:
-        raise ValidationError({"reply_to": [REPLY_TO_UNKNOWN]})
-    if not found[0]:
-        raise ValidationError({"reply_to": [REPLY_TO_WITHOUT_ID]})
-    return found[0]
 
 
 def deliver(
@@ -274,20 +256,18 @@ def deliver(
     metadata: dict[str, Any],
     new_contact: dict[str, str | None] | None = None,
     contact: Contact | None = None,
+    way: Route,
     before_send: Callable[[], None] | None = None,
     recorded: Callable[[Chat], None] | None = None,
-    reply_to: str | None = None,
     chat_uuid: uuid.UUID | None = None,
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
     there for its turn at the number's rate (campaigns/pacing.py). `recorded`, with the
-    accepted chat, in the transaction that records it. `reply_to`: the message answered
-    (a chat uuid of the organization, or a WhatsApp message id); a ValidationError on
-    `reply_to` before anything is made when it names no message. `chat_uuid`: the uuid
-    the chat is recorded under (an auto-reply's, known before the call); a new one when
-    not given."""
-    gateway = gateway_for(organization)  # ChannelNotConfigured before any contact is made
-    answered = replied_message_id(organization, reply_to)
+    accepted chat, in the transaction that records it. `way`: the number it goes from and
+    the message it answers (`route`). `chat_uuid`: the uuid the chat is recorded under
+    (an auto-reply's, known before the call); a new one when not given."""
+    number, answered = way.number, way.answered
+    gateway = gateway_for(number)  # ChannelNotConfigured before any contact is made
     if answered is not None:
         payload = replying(payload, answered)
         metadata = {**metadata, "context": {"message_id": answered}}
@@ -310,6 +290,7 @@ def deliver(
         count_send(str(error.kind), error.http_status)
         failed = record_failure(
             organization=organization,
+            number=number,
             contact=contact,
             metadata=metadata,
             error=error,
@@ -326,6 +307,7 @@ def deliver(
         error = failed_on_arrival(wam_id)
         failed = record_failure(
             organization=organization,
+            number=number,
             contact=contact,
             metadata=metadata,
             error=error,
@@ -334,7 +316,11 @@ def deliver(
         )
         raise SendFailed(error=error, chat=failed)
     chat = accepted_chat(
-        organization=organization, contact=contact, metadata=metadata, message=message
+        organization=organization,
+        number=number,
+        contact=contact,
+        metadata=metadata,
+        message=message,
     )
     chat.uuid = chat_uuid
     try:
@@ -345,6 +331,7 @@ def deliver(
         error = repeated_message_id(wam_id)
         failed = record_failure(
             organization=organization,
+            number=number,
             contact=contact,
             metadata=metadata,
             error=error,

@@ -2,7 +2,7 @@
 
 Every send carries `biz_opaque_callback_data` naming it (payloads.with_callback). A
 status whose message id matches no chat is kept aside with that callback data
-(statuses.record_statuses); when the callback data names a send whose outcome is
+(inbound.services.statuses); when the callback data names a send whose outcome is
 unknown, the status settles it:
 
 - **Campaign recipients** (`campaign-recipient:<id>:<attempt>`): a worker that died
@@ -31,14 +31,16 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import Organization
+from business_numbers.gateway import FailureKind, GatewayError
+from business_numbers.models import Number
 from contacts.models import Contact
 from events.models import Event
-from sending.gateway import FailureKind, GatewayError
 from sending.models import AutoReply, AutoReplyState, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
+from sending.recorded import StatusesKept
 from sending.services.chats import SendFailed, record_accepted, record_failure
 from sending.services.events import emit_chat
-from sending.services.statuses import StatusUpdate, apply_kept_statuses
+from sending.services.statuses import apply_kept_statuses
 
 CHAT_PREFIX = "chat:"
 DIED_DURING_THE_CALL = (
@@ -57,6 +59,7 @@ class UnknownSend:
     callback_data: str
     contact: Contact
     metadata: dict[str, Any]
+    number: Number
 
 
 def sends_with_statuses(*, organization: Organization, callback_data: list[str]) -> dict[str, str]:
@@ -101,6 +104,7 @@ def settle_unknown_sends(
         recorded.add(wam_id)
         chats[send.callback_data] = Chat(
             organization=organization,
+            number=send.number,
             contact=send.contact,
             type=ChatType.OUTBOUND,
             wam_id=wam_id,
@@ -157,11 +161,12 @@ def is_unknown(chat: Chat) -> bool:
     return chat.type == ChatType.OUTBOUND and not chat.wam_id and chat.status == ChatStatus.FAILED
 
 
-def settle_named_chats(organization: Organization, updates: list[StatusUpdate]) -> None:
+def settle_named_chats(record: StatusesKept) -> None:
     """Statuses kept aside (their message id matches no chat) that name a chat of the
     organization by `chat:<uuid>`: settle each chat recorded with no message id.
     Registered for the kept statuses in SendingConfig.ready; runs in the webhook's
     transaction, which holds the statuses' message ids."""
+    organization, updates = record.organization, record.updates
     named: dict[uuid.UUID, str] = {}
     for update in updates:
         chat_uuid = named_chat(update.callback_data)
@@ -172,7 +177,7 @@ def settle_named_chats(organization: Organization, updates: list[StatusUpdate]) 
     hold_callbacks(organization.pk, named)
     chats = Chat.objects.filter(
         organization=organization, uuid__in=named, type=ChatType.OUTBOUND
-    ).select_related("contact")
+    ).select_related("contact", "number")
     for chat in chats:
         if chat.wam_id == named[chat.uuid]:
             # Settled by a send that recorded it meanwhile, before these statuses were
@@ -229,7 +234,12 @@ def settle(chat: Chat, wam_id: str) -> None:
 
 
 def record_unknown_send(
-    *, organization: Organization, contact: Contact, metadata: dict[str, Any], chat_uuid: uuid.UUID
+    *,
+    organization: Organization,
+    number: Number,
+    contact: Contact,
+    metadata: dict[str, Any],
+    chat_uuid: uuid.UUID,
 ) -> Chat:
     """The chat of a send whose run died during the call (an auto-reply's): failed, with no
     message id, under the uuid its message named, so that its status webhooks settle it;
@@ -238,6 +248,7 @@ def record_unknown_send(
     error = GatewayError(FailureKind.TIMEOUT, DIED_DURING_THE_CALL, type="outcome_unknown")
     return record_failure(
         organization=organization,
+        number=number,
         contact=contact,
         metadata=metadata,
         error=error,

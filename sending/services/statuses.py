@@ -9,24 +9,15 @@ The webhook and the send meet on the message id: both hold a lock on it
 that whichever commits second sees the first one's row.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from accounts.models import Organization
-from messaging_project.core.storable import is_storable_json, without_unstorable
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 from sending.queries import any_kept, hold_message_ids
+from sending.recorded import StatusesKept, StatusesRecorded, announce
 from sending.services.events import emit_status_updates, move_forward, status_listeners
-from sending.services.webhook_items import (
-    WebhookSummary,
-    as_dict,
-    as_list,
-    message_id,
-    parse_timestamp,
-    skip,
-)
 
 # Forward order of an outbound message's status; anything else never moves it.
 STATUS_RANK = {
@@ -124,61 +115,6 @@ class StatusUpdate:
         return (self.wam_id, self.status, self.timestamp)
 
 
-def parse_status(item: dict, value: dict | None = None) -> StatusUpdate:
-    wam_id, status = message_id(item), str(item["status"])
-    if status not in WEBHOOK_STATUSES:
-        raise ValueError(f"unknown status {status!r}")
-    timestamp = parse_timestamp(item["timestamp"])
-    errors = as_list(item.get("errors"))
-    callback = item.get("biz_opaque_callback_data")
-    return StatusUpdate(
-        wam_id,
-        status,
-        timestamp,
-        **failure_columns(as_dict(errors[0]) if errors else {}),
-        pricing=kept_object(item.get("pricing")),
-        conversation=kept_object(item.get("conversation")),
-        callback_data=without_unstorable(callback)[:512] if isinstance(callback, str) else "",
-        item=item,
-        value=value,
-    )
-
-
-def kept_object(value: Any) -> dict | None:
-    """A status's `pricing` or `conversation` as WhatsApp sent it; dropped (the status
-    kept) when it is not an object or holds what a database cannot store."""
-    return value if isinstance(value, dict) and value and is_storable_json(value) else None
-
-
-# Told, in the webhook's transaction, of the statuses kept aside that carry callback data
-# (a send whose chat is not recorded: perhaps one whose outcome is unknown). The apps
-# above sending register here (campaigns), so that sending never imports them.
-KeptStatusListener = Callable[[Organization, list[StatusUpdate]], None]
-KEPT_STATUS_LISTENERS: list[KeptStatusListener] = []
-
-
-def listen_for_kept_statuses(listener: KeptStatusListener) -> None:
-    """Call `listener(organization, updates)` for each delivery's new statuses that have
-    no chat and carry biz_opaque_callback_data (registered once, in AppConfig.ready)."""
-    if listener not in KEPT_STATUS_LISTENERS:
-        KEPT_STATUS_LISTENERS.append(listener)
-
-
-# Told, in the webhook's transaction, of the new statuses that carry callback data and
-# found their chat (by message id): the owner of a send may not have recorded
-# that it was sent (a campaign worker that died between recording the chat and marking
-# its recipient).
-ChatStatusListener = Callable[[Organization, list[StatusUpdate], dict[str, Chat]], None]
-CHAT_STATUS_LISTENERS: list[ChatStatusListener] = []
-
-
-def listen_for_chat_statuses(listener: ChatStatusListener) -> None:
-    """Call `listener(organization, updates, chats)` for each delivery's new statuses
-    that carry biz_opaque_callback_data and found their chat (`chats` by message id)."""
-    if listener not in CHAT_STATUS_LISTENERS:
-        CHAT_STATUS_LISTENERS.append(listener)
-
-
 def chats_with_statuses(*, organization: Organization, callback_data) -> dict[str, Chat]:
     """The recorded chats that statuses carrying this callback data came for (each with
     its contact), by callback data: sends whose chat was recorded and whose owner may
@@ -193,33 +129,12 @@ def chats_with_statuses(*, organization: Organization, callback_data) -> dict[st
     return {event.callback_data: event.chat for event in found}
 
 
-def failure_columns(error: dict) -> dict[str, Any]:
-    """The columns of Graph's error on a failed status. The failure is what counts, so a
-    title a database cannot store is cleaned and such an error object is dropped."""
-    code = error.get("code")
-    title = str(error.get("title") or error.get("message") or "")
-    return {
-        # Graph's codes are small; anything else would not fit the column.
-        "error_code": code if isinstance(code, int) and 0 <= code < 2**31 else None,
-        "error_title": without_unstorable(title)[:255],
-        "error_details": error if error and is_storable_json(error) else None,
-    }
-
-
-def record_statuses(
-    organization: Organization, items: list[tuple[dict, dict]], summary: WebhookSummary
-) -> None:
-    """Store a delivery's status events (each with its change's value) and move their
-    chats forward, in a few queries whatever the number of events (a busy number sends
-    hundreds per delivery)."""
-    updates: list[StatusUpdate] = []
-    for item, value in items:
-        try:
-            updates.append(parse_status(item, value))
-        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
-            skip(organization, summary, error)
+def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> tuple[int, int]:
+    """Store a delivery's parsed status updates and move their chats forward, in a few
+    queries whatever their number (a busy number sends hundreds per delivery). Returns
+    how many were new and how many had been stored before."""
     if not updates:
-        return
+        return 0, 0
     # The events stored before first: WhatsApp delivers again whatever did not get our 200,
     # and a delivery that holds nothing new needs neither the locks nor the chats. (An
     # event stored after this look is one the unique constraint below keeps once.)
@@ -229,17 +144,18 @@ def record_statuses(
         ).values_list("wam_id", "status", "timestamp")
     )
     new: list[StatusUpdate] = []
+    duplicates = 0
     for update in updates:
         if update.key in seen:
-            summary.duplicates += 1
+            duplicates += 1
             continue
         seen.add(update.key)
         new.append(update)
     if not new:
-        return
+        return 0, duplicates
     wam_ids = {update.wam_id for update in new}
     # Before looking for the chats: a send recording one of them now waits for our commit
-    # and then finds the statuses we keep aside (sending/services/statuses.py).
+    # and then finds the statuses we keep aside.
     hold_message_ids(organization.pk, wam_ids)
     chats = {
         chat.wam_id: chat
@@ -266,14 +182,12 @@ def record_statuses(
         ],
         ignore_conflicts=True,
     )
-    summary.statuses += len(new)
     moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
     advance_statuses(moving, chats)
+    found = [update for update in new if update.wam_id in chats]
+    if found:
+        announce(StatusesRecorded(organization, found, chats))
     kept = [update for update in new if update.wam_id not in chats and update.callback_data]
     if kept:  # rare: no query at all on the usual path
-        for listener in KEPT_STATUS_LISTENERS:
-            listener(organization, kept)
-    found = [update for update in new if update.wam_id in chats and update.callback_data]
-    if found:
-        for chat_listener in CHAT_STATUS_LISTENERS:
-            chat_listener(organization, found, chats)
+        announce(StatusesKept(organization, kept))
+    return len(new), duplicates

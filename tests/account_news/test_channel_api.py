@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
-from sending.gateway import sandbox
 from sending.models import Chat, ChatStatus, ChatType
 from sending.services.refusals import check_service_window
 from tests.channel import set_channel, stored_channel

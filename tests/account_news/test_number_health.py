@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from business_numbers.models import Number
 from events import services as events
-from sending.models import Channel
 from tests.account_news.conftest import APP_SECRET, deliver, for_account, payload, value_of
 from tests.channel import set_channel, stored_channel
 from tests.events.conftest import run_all
@@ -18,7 +18,7 @@ HEALTH = "meta_number_health.json"
 ACCOUNT = "pywa_account_update.json"
 
 
-def channel_after(org, news, **values) -> Channel:
+def channel_after(org, news, **values) -> Number:
     for_account(org, news, **values)
     response = deliver(org, news)
     assert response.status_code == 200, response.content

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from sending.models import MessageTemplate
+from business_numbers.models import MessageTemplate
 from tests.account_news.conftest import APP_SECRET, PAYLOADS
 from tests.channel import set_channel, stored_channel
 

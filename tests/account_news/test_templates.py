@@ -6,11 +6,12 @@ import json
 
 import pytest
 
+from business_numbers.gateway import sandbox
+from business_numbers.models import MessageTemplate
 from contacts.models import Contact
 from events import services as events
 from sending import services
-from sending.gateway import sandbox
-from sending.models import Chat, MessageTemplate
+from sending.models import Chat
 from tests.account_news.conftest import deliver, for_account, payload, value_of
 from tests.channel import set_channel
 from tests.events.conftest import run_all

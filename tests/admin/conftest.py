@@ -7,10 +7,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.services import create_staff_user
+from business_numbers.models import MessageTemplate, Number
 from campaigns.models import Campaign
 from contacts.models import ContactImport
 from events.models import Endpoint
-from sending.models import Channel, Chat, MessageTemplate
+from sending.models import Chat
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
 
 PASSWORD = "correct horse battery staple"
@@ -118,7 +119,7 @@ def records_b(org_b) -> dict:
 def channel_inline(organization=None, **changes) -> dict:
     """The organization page's channel inline as a browser posts it: the settings the page
     shows (the secrets always empty), with `changes` typed over them."""
-    stored = Channel.objects.filter(organization=organization).first() if organization else None
+    stored = Number.objects.filter(organization=organization).first() if organization else None
     shown = {
         "kind": stored.kind if stored else "sandbox",
         "phone_number_id": stored.phone_number_id if stored else "",

@@ -6,7 +6,7 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from accounts.models import Organization
-from sending.models import Channel
+from business_numbers.models import Number
 from tests.admin.conftest import CHANNEL_INLINE, new_organization_form, organization_form
 from tests.channel import set_channel, stored_channel
 from tests.factories import OrganizationFactory
@@ -94,7 +94,7 @@ def test_the_cloud_api_needs_credentials_a_form_error_from_the_service(admin_sup
     assert errors["access_token"] == ["The access token is required for the Cloud API."]
     assert "Please correct the errors below." in response.text
     # Nothing was saved: neither the channel nor the organization's own change.
-    assert not Channel.objects.exists()
+    assert not Number.objects.exists()
     org_a.refresh_from_db()
     assert org_a.rate_limit is None
 
@@ -126,7 +126,7 @@ def test_credentials_typed_for_the_sandbox_are_refused_not_dropped(admin_super, 
 
     assert response.status_code == 200
     assert "The sandbox takes no credentials" in str(channel_form(response).non_field_errors())
-    assert not Channel.objects.exists()
+    assert not Number.objects.exists()
 
 
 def test_an_unchanged_channel_is_left_alone(admin_super, org_a):
@@ -134,7 +134,7 @@ def test_an_unchanged_channel_is_left_alone(admin_super, org_a):
     response = admin_super.post(change_page(org_a), organization_form(org_a, rate_limit="5"))
 
     assert response.status_code == 302
-    assert not Channel.objects.exists()
+    assert not Number.objects.exists()
     assert stored_channel(org_a).kind == "sandbox"
 
 

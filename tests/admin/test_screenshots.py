@@ -16,11 +16,12 @@ from django_tasks_db.models import DBTaskResult
 
 from accounts.models import ApiToken, Organization
 from accounts.services import create_staff_user, issue_token
+from business_numbers.models import MessageTemplate, Number, NumberKind
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from canned_replies.models import CannedReply
 from contacts.models import Contact, ContactGroup, OptOutWords
 from events.models import Delivery, DeliveryStatus, Endpoint
-from sending.models import AutoReply, AutoReplyState, Channel, ChannelKind, Chat, MessageTemplate
+from sending.models import AutoReply, AutoReplyState, Chat
 from tests.admin.browsing import BROWSER_TEST, screenshot, start_browser
 from tests.admin.conftest import PASSWORD
 from tests.admin.test_browser import contacts_for_the_picture
@@ -211,7 +212,7 @@ def tasks() -> None:
             run_after=at(n),
             worker_ids=["worker-1"],
             traceback=traceback,
-            exception_class_path="sending.gateway.GatewayError" if traceback else "",
+            exception_class_path="business_numbers.gateway.GatewayError" if traceback else "",
         )
     for n, task in enumerate(DBTaskResult.objects.order_by("id")):
         DBTaskResult.objects.filter(pk=task.pk).update(
@@ -224,9 +225,9 @@ def tasks() -> None:
 def organizations() -> Organization:
     """The staff member's organization on the Cloud API, and two more on the sandbox."""
     organization = OrganizationFactory(name="Lumen Coffee")
-    Channel.objects.create(
+    Number.objects.create(
         organization=organization,
-        kind=ChannelKind.CLOUD_API,
+        kind=NumberKind.CLOUD_API,
         phone_number_id="106540352242922",
         business_account_id="102290129340398",
         access_token="EAAG-not-a-real-token",

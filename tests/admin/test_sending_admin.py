@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from sending.models import MessageTemplate
+from business_numbers.models import MessageTemplate
 
 pytestmark = pytest.mark.django_db
 

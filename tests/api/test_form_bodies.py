@@ -10,9 +10,9 @@ from urllib.parse import urlencode
 import pytest
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
 from events.models import Endpoint
-from sending.gateway import sandbox
 from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
 from devtools.cloud_api_server import graph_error
 from messaging_project.api.models import IdempotencyKey
-from sending.gateway import sandbox
 from sending.models import Chat
 
 CONTACT = {"first_name": "Ada", "phone": "+14155552671"}

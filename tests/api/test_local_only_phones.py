@@ -8,11 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from business_numbers.gateway import sandbox
 from campaigns.models import Campaign
 from campaigns.recipients import fixed_recipients
 from contacts.models import Contact
 from messaging_project.core.phones import LOCAL_ONLY_PHONE, InvalidPhoneNumber, normalize_phone
-from sending.gateway import sandbox
 
 pytestmark = pytest.mark.django_db
 

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from business_numbers.models import MessageTemplate
 from campaigns.api.schema import (
     CampaignDetail,
     CampaignPage,
@@ -15,7 +16,6 @@ from campaigns.api.schema import (
 from campaigns.models import Campaign, Recipient
 from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaigns_with_counts
-from sending.models import MessageTemplate
 from tests.background import run_tasks
 from tests.campaigns.conftest import TEMPLATE, body, sends
 from tests.factories import ContactFactory, ContactGroupFactory

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from business_numbers.models import MessageTemplate, Number
 from campaigns import sender as sender_module
 from campaigns import settlement
 from campaigns.limits import wake_waiting
@@ -20,7 +21,7 @@ from campaigns.models import Campaign, NewConversation, Recipient, RecipientStat
 from campaigns.recipients import mark_dead_claims_unknown
 from campaigns.settlement import callback_data
 from campaigns.tasks import resume_campaigns
-from sending.models import Channel, Chat, MessageTemplate
+from sending.models import Chat
 from tests.background import run_tasks
 from tests.campaigns.conftest import body, sends
 from tests.channel import set_channel
@@ -56,7 +57,7 @@ def statuses_of(campaign_uuid) -> dict[str, int]:
 
 
 def health(organization, **values):
-    Channel.objects.filter(organization=organization).update(**values)
+    Number.objects.filter(organization=organization).update(**values)
 
 
 def after_claims(monkeypatch, count: int, then) -> None:
@@ -82,7 +83,7 @@ def tracked_status(wam_id: str, name: str, callback: str, recipient: str) -> dic
     fixtures = json.loads((PAYLOADS / "pywa_statuses.json").read_text())
     payload = copy.deepcopy(fixtures["payloads"]["with_tracker"])
     value = payload["entry"][0]["changes"][0]["value"]
-    value["metadata"]["phone_number_id"] = Channel.objects.get().phone_number_id
+    value["metadata"]["phone_number_id"] = Number.objects.get().phone_number_id
     item = value["statuses"][0]
     item.update(
         id=wam_id,

@@ -13,12 +13,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from business_numbers.models import Number
 from campaigns import services
 from campaigns.models import Campaign, NewConversation, RecipientStatus
 from campaigns.sender import AHEAD_BATCHES, batch_size
 from campaigns.settlement import callback_data
 from messaging_project.worker.models import WorkerHeartbeat
-from sending.models import Channel
 from tests.background import run_tasks
 from tests.campaigns.conftest import sends
 from tests.channel import set_channel
@@ -234,7 +234,7 @@ def test_quality_red_pauses_a_running_campaign_in_a_worker_with_no_further_call(
     worker = start_worker(env, log, "--worker-id", "w", "--threads", "2")
     try:
         wait_until(lambda: len(arrivals) >= 50, seconds=60, what="sending under way")
-        Channel.objects.filter(organization=cloud_org).update(quality_rating="RED")
+        Number.objects.filter(organization=cloud_org).update(quality_rating="RED")
         wait_until(
             lambda: Campaign.objects.get(pk=campaign.pk).status == "paused",
             seconds=30,
@@ -249,7 +249,7 @@ def test_quality_red_pauses_a_running_campaign_in_a_worker_with_no_further_call(
         assert statuses[RecipientStatus.SENT] == calls_when_paused
         assert Campaign.objects.get(pk=campaign.pk).paused_reason == "quality_red"
 
-        Channel.objects.filter(organization=cloud_org).update(quality_rating="GREEN")
+        Number.objects.filter(organization=cloud_org).update(quality_rating="GREEN")
         services.resume_campaign(campaign=campaign)
         wait_until(
             lambda: Campaign.objects.get(pk=campaign.pk).status == "completed",
@@ -357,7 +357,7 @@ def retried(campaign) -> int:
 def test_two_workers_never_start_more_new_conversations_than_the_limit(
     cloud_org, graph, tmp_path, threads
 ):
-    Channel.objects.filter(organization=cloud_org).update(messaging_limit="TIER_250")
+    Number.objects.filter(organization=cloud_org).update(messaging_limit="TIER_250")
     # 200 of the day's 250 places taken already: 50 are left for the two workers to share.
     NewConversation.objects.bulk_create(
         NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())

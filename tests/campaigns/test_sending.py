@@ -16,9 +16,9 @@ from campaigns.recipients import complete_if_done, mark_dead_claims_unknown
 from campaigns.tasks import resume_stalled_campaigns
 from contacts.models import Contact, OptOutWords
 from devtools.cloud_api_server import graph_error
+from inbound.services.webhook import process_webhook
 from messaging_project.worker.models import WorkerHeartbeat
 from sending.models import Chat
-from sending.services.inbound import process_webhook
 from tests.background import run_tasks
 from tests.campaigns.conftest import TEMPLATE, body, sends
 from tests.factories import ContactFactory

@@ -56,7 +56,7 @@ def test_concurrent_creates_never_pass_the_limit():
 def test_concurrent_status_deliveries_report_each_move_once():
     """Two deliveries of the channel's webhook moving the same chats at once: each chat
     that moved is one message.status.update, not two."""
-    from sending.services.inbound import process_webhook
+    from inbound.services.webhook import process_webhook
     from tests.inbound.conftest import envelope, status, statuses
     from tests.sending.factories import ChatFactory
 

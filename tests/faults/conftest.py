@@ -2,8 +2,8 @@
 
 import pytest
 
+from business_numbers.gateway import sandbox
 from devtools.cloud_api_server import FakeCloudApi
-from sending.gateway import sandbox
 
 
 @pytest.fixture(autouse=True)

@@ -106,7 +106,7 @@ def test_a_request_on_a_dead_connection_is_a_503_and_the_next_one_works(api):
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_a_send_on_a_dead_connection_records_nothing_and_the_retry_sends_once(api, org_a):
-    from sending.gateway import sandbox
+    from business_numbers.gateway import sandbox
 
     sandbox.clear_outbox()
     assert api.get("/api/me").status_code == 200

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.test import Client
 
+from business_numbers.gateway import sandbox
 from canned_replies import services as reply_services
-from sending.gateway import sandbox
 from tests.channel import PHONE_NUMBER_ID, set_channel
 
 APP_SECRET = "app-secret-for-tests"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from business_numbers.gateway.cloud_api import is_message_id
 from contacts.models import Contact
 from messaging_project.core.storable import is_storable_json, is_storable_text
-from sending.gateway.cloud_api import is_message_id
 from sending.models import Chat, ChatStatusEvent
 from tests.inbound.conftest import deliver, envelope
 

@@ -9,9 +9,9 @@ under way runs in another thread, on its own connection, as it does in productio
 import pytest
 from django.db import connections
 
+from business_numbers.gateway import sandbox
 from canned_replies import services as reply_services
 from contacts.models import Contact
-from sending.gateway import sandbox
 from sending.models import Chat, ChatStatusEvent
 from tests.background import run_tasks
 from tests.channel import PHONE_NUMBER_ID, set_channel

@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from business_numbers.gateway import sandbox
 from canned_replies import services as reply_services
 from contacts.models import Contact
 from devtools.cloud_api_server import graph_error
-from sending.gateway import sandbox
 from sending.models import Chat
 from tests.background import run_tasks
 from tests.channel import set_channel

@@ -197,7 +197,7 @@ def test_a_database_that_is_gone_is_a_503_not_a_skipped_item(webhook_org, monkey
     def gone(**kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr("sending.services.message_items.contact_for_whatsapp_user", gone)
+    monkeypatch.setattr("inbound.services.message_items.contact_for_whatsapp_user", gone)
     payload = envelope(text_message("hello", wam_id="wamid.LATER"))
 
     body = json.dumps(payload).encode()

@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from sending.gateway import sandbox
+from business_numbers.gateway import sandbox
 from tests.admin.conftest import (  # noqa: F401 - the admin fixtures
     admin_a,
     fast_passwords,

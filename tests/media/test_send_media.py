@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
 from devtools.cloud_api_server import graph_error
 from messaging_project.api.idempotency import IdempotencyKey
-from sending.gateway import sandbox
 from sending.models import Chat, ChatStatus
 from tests.channel import ACCESS_TOKEN, PHONE_NUMBER_ID
 

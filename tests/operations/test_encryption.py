@@ -14,9 +14,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
+from business_numbers.models import Number
 from messaging_project.core import encryption
 from sending import services
-from sending.models import Channel
 from tests.channel import stored_channel
 
 SECRETS = {
@@ -35,7 +35,7 @@ def configure(organization, **overrides):
 
 
 def raw(channel, field):
-    return encryption.raw_value(Channel, channel.pk, field)
+    return encryption.raw_value(Number, channel.pk, field)
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_secrets_round_trip_as_plain_strings(keys, org_a):
     configure(org_a)
     channel = stored_channel(org_a)
     assert {field: getattr(channel, field) for field in SECRETS} == SECRETS
-    assert Channel.objects.values_list("app_secret", flat=True).get() == SECRETS["app_secret"]
+    assert Number.objects.values_list("app_secret", flat=True).get() == SECRETS["app_secret"]
 
 
 @pytest.mark.django_db
@@ -125,8 +125,8 @@ def test_the_same_secret_encrypts_differently_each_time(keys, org_a, org_b):
 def test_filtering_by_a_secret_is_refused_rather_than_silently_missing(keys, org_a):
     configure(org_a)
     with pytest.raises(FieldError):
-        list(Channel.objects.filter(verify_token=SECRETS["verify_token"]))
-    assert Channel.objects.filter(verify_token__isnull=False).count() == 1
+        list(Number.objects.filter(verify_token=SECRETS["verify_token"]))
+    assert Number.objects.filter(verify_token__isnull=False).count() == 1
 
 
 @pytest.mark.django_db
@@ -242,18 +242,18 @@ def test_the_migration_encrypts_plain_rows_once_and_decrypts_them_backwards(keys
         plain = OldChannel.objects.create(
             organization_id=org_b.pk, kind="cloud_api", phone_number_id="1", **SECRETS
         )
-        assert encryption.raw_value(Channel, plain.pk, "app_secret") == SECRETS["app_secret"]
+        assert encryption.raw_value(Number, plain.pk, "app_secret") == SECRETS["app_secret"]
     finally:
         migrate(None)
 
     for pk in (encrypted_before.pk, plain.pk):
         for field, secret in SECRETS.items():
-            stored = encryption.raw_value(Channel, pk, field)
+            stored = encryption.raw_value(Number, pk, field)
             assert stored.startswith("fernet:") and secret not in stored
             # encrypted once: one decryption gives the plain text back
             assert encryption.decrypt(stored) == secret
     # Running the forward step again changes nothing: encrypted values are left alone.
-    assert encryption.rewrite_column(Channel, "access_token", encryption.encrypt_plain) == 0
+    assert encryption.rewrite_column(Number, "access_token", encryption.encrypt_plain) == 0
     assert stored_channel(org_b).verify_token == SECRETS["verify_token"]
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sending.gateway import sandbox
+from business_numbers.gateway import sandbox
 from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID
 
 __all__ = ["ACCESS_TOKEN", "BUSINESS_ACCOUNT_ID", "PHONE_NUMBER_ID"]

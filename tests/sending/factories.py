@@ -2,7 +2,8 @@
 
 import factory
 
-from sending.models import Chat, ChatStatus, MessageTemplate
+from business_numbers.models import MessageTemplate
+from sending.models import Chat, ChatStatus
 from tests.factories import ContactFactory, OrganizationFactory
 
 

@@ -3,7 +3,7 @@ keeps every value, and a downgrade puts them back.
 
 The test migrates the test database back to before the move (accounts 0005, sending
 0002), stores organizations with the old columns, migrates forward, and finds every
-value in the organization's Channel row, working as before (the gateway, the webhook's
+value in the organization's Number row, working as before (the gateway, the webhook's
 verify token); then it migrates back and finds the values in the old columns again.
 """
 
@@ -13,8 +13,13 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from accounts.models import Organization
-from sending.gateway import ChannelNotConfigured, CloudApiGateway, SandboxGateway, gateway_for
-from sending.models import Channel
+from business_numbers.gateway import (
+    ChannelNotConfigured,
+    CloudApiGateway,
+    SandboxGateway,
+    gateway_for,
+)
+from business_numbers.models import Number
 
 BEFORE_THE_MOVE = [
     ("accounts", "0005_idempotencykey_to_base"),
@@ -68,7 +73,7 @@ def test_an_upgrade_keeps_every_channel_setting_and_a_downgrade_puts_them_back()
         migrate(None)
 
     for name, columns in ORGANIZATIONS.items():
-        channel = Channel.objects.get(organization__name=name)
+        channel = Number.objects.get(organization__name=name)
         expected = {**DEFAULTS, **columns}
         assert {"channel": channel.kind, **{f: getattr(channel, f) for f in FIELDS}} == expected
     organizations = {o.name: o for o in Organization.objects.all()}
@@ -94,4 +99,4 @@ def test_an_upgrade_keeps_every_channel_setting_and_a_downgrade_puts_them_back()
         }
     finally:
         migrate(None)
-    assert Channel.objects.count() == len(ORGANIZATIONS)
+    assert Number.objects.count() == len(ORGANIZATIONS)

@@ -4,14 +4,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import Organization
-from sending import services
-from sending.gateway import (
+from business_numbers.gateway import (
     ChannelNotConfigured,
     CloudApiGateway,
     SandboxGateway,
     gateway_for,
 )
-from sending.models import Channel
+from business_numbers.models import Number
+from sending import services
 from tests.channel import set_channel, stored_channel
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
 from tests.factories import OrganizationFactory
@@ -140,7 +140,7 @@ def test_concurrent_first_configurations_leave_one_whole_setting():
         ]
     )
 
-    assert all(isinstance(result, Channel) for result in results)
-    [channel] = Channel.objects.filter(organization=organization)
+    assert all(isinstance(result, Number) for result in results)
+    [channel] = Number.objects.filter(organization=organization)
     stored = {f: getattr(channel, f) for f in ("phone_number_id", "access_token", "app_secret")}
     assert stored in configurations

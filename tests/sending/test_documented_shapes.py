@@ -5,6 +5,7 @@ to the description alone fails here."""
 import pytest
 from django.utils import timezone
 
+from business_numbers.representations import template_data
 from sending.api.schema import (
     ChatDetail,
     ChatDetailRecordSerializer,
@@ -19,7 +20,7 @@ from sending.api.schema import (
     TemplateSendResponseSerializer,
 )
 from sending.models import ChatStatusEvent
-from sending.representations import chat_data, chat_record, template_data
+from sending.representations import chat_data, chat_record
 from tests.sending.factories import ChatFactory, MessageTemplateFactory
 from tests.shapes import assert_documented
 

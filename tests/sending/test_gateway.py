@@ -6,8 +6,14 @@ import time
 import pytest
 from django.db import connections
 
+from business_numbers.gateway import (
+    CloudApiGateway,
+    FailureKind,
+    GatewayError,
+    SandboxGateway,
+    cloud_api,
+)
 from devtools.cloud_api_server import FakeCloudApi, graph_error
-from sending.gateway import CloudApiGateway, FailureKind, GatewayError, SandboxGateway, cloud_api
 from tests.sending.conftest import ACCESS_TOKEN, PHONE_NUMBER_ID
 
 PAYLOAD = {"messaging_product": "whatsapp", "to": "4915123456789", "type": "text"}

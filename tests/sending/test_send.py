@@ -5,8 +5,8 @@ import json
 import pytest
 from django.db import connection
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
-from sending.gateway import sandbox
 from sending.models import Chat
 from tests.channel import set_channel
 from tests.factories import ContactFactory

@@ -3,8 +3,8 @@ sends nothing, records no chat and creates no contact."""
 
 import pytest
 
+from business_numbers.gateway import sandbox
 from contacts.models import Contact
-from sending.gateway import sandbox
 from sending.models import Chat
 
 PHONE = "+4915123456789"

@@ -5,7 +5,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from sending.models import Chat, MessageTemplate
+from business_numbers.models import MessageTemplate
+from sending.models import Chat
 from tests.channel import set_channel
 from tests.sending.conftest import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID
 from tests.sending.factories import MessageTemplateFactory

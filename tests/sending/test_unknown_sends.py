@@ -18,10 +18,11 @@ from types import SimpleNamespace
 import pytest
 from django.utils import timezone
 
+from business_numbers.models import Number
 from events import services as event_services
 from events.delivery import fan_out_all
 from events.models import Delivery
-from sending.models import AutoReply, Channel, Chat, ChatStatusEvent
+from sending.models import AutoReply, Chat, ChatStatusEvent
 from sending.services import send as send_module
 from sending.services.settlement import auto_reply_chat_uuid
 from sending.tasks import send_auto_reply
@@ -56,7 +57,7 @@ def tracked_status(wam_id: str, name: str, callback: str, *, at: int | None = No
     fixtures = json.loads((PAYLOADS / "pywa_statuses.json").read_text())
     payload = copy.deepcopy(fixtures["payloads"]["with_tracker"])
     value = payload["entry"][0]["changes"][0]["value"]
-    value["metadata"]["phone_number_id"] = Channel.objects.get().phone_number_id
+    value["metadata"]["phone_number_id"] = Number.objects.get().phone_number_id
     value["statuses"][0].update(
         id=wam_id,
         status=name,

@@ -9,8 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from devtools.cloud_api_server import graph_error
+from inbound.services.webhook import process_webhook
 from sending.models import AutoReply, Chat
-from sending.services.inbound import process_webhook
 from sending.tasks import send_auto_reply
 from tests.background import make_due, run_tasks, tasks
 from tests.channel import set_channel

@@ -1,0 +1,69 @@
+"""What the numbers' and the channel's endpoints take (docs/numbers.md)."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from messaging_project.api.fields import StrictBooleanField, StrictCharField
+
+# The API's names for a number's kind, and the stored ones (docs/numbers.md).
+KINDS = {"sandbox": "sandbox", "cloud": "cloud_api", "cloud_api": "cloud_api"}
+
+
+def refuse_unknown_fields(serializer: serializers.Serializer, attrs: dict[str, Any]) -> None:
+    unknown = sorted(set(serializer.initial_data) - set(serializer.fields))
+    if unknown:
+        names = ", ".join(sorted(serializer.fields))
+        message = f"Unknown field; the fields are: {names}."
+        raise serializers.ValidationError({name: [message] for name in unknown})
+
+
+class NumberInputSerializer(serializers.Serializer):
+    """`POST /api/numbers`: a Cloud API number with its credentials, or a sandbox number."""
+
+    label = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
+    kind = serializers.ChoiceField(choices=sorted(KINDS), required=False, default="cloud")
+    phone_number_id = StrictCharField(required=False, allow_blank=True, default="", max_length=32)
+    business_account_id = StrictCharField(
+        required=False, allow_blank=True, default="", max_length=32
+    )
+    access_token = StrictCharField(
+        required=False, allow_blank=True, default="", max_length=1024, write_only=True
+    )
+    is_default = StrictBooleanField(required=False, default=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        refuse_unknown_fields(self, attrs)
+        attrs["kind"] = KINDS[attrs["kind"]]
+        return attrs
+
+
+class NumberUpdateSerializer(serializers.Serializer):
+    """`PATCH /api/numbers/{uuid}`: only the fields sent change; the kind does not."""
+
+    label = StrictCharField(required=False, allow_blank=True, max_length=100)
+    phone_number_id = StrictCharField(required=False, max_length=32)
+    business_account_id = StrictCharField(required=False, allow_blank=True, max_length=32)
+    access_token = StrictCharField(required=False, max_length=1024, write_only=True)
+    is_default = StrictBooleanField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        refuse_unknown_fields(self, attrs)
+        return attrs
+
+
+class ChannelSettingsInputSerializer(serializers.Serializer):
+    """`PATCH /api/channel`: the settings an organization changes itself."""
+
+    enforce_service_window = StrictBooleanField(
+        help_text="Refuse free-form messages (text, buttons, media) to numbers that have "
+        "sent nothing in the last 24 hours (422, `channel_error.code` 131047), before "
+        "calling WhatsApp. Off by default."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            message = "Unknown field; the settings are: enforce_service_window."
+            raise serializers.ValidationError({name: [message] for name in unknown})
+        return attrs

@@ -1,0 +1,419 @@
+"""The WhatsApp Cloud API client: the only code in the service that sends to WhatsApp.
+
+(Over 400 lines: the client, its error mapping and its answer checks are read together.)
+
+One module-level `requests` session keeps connections to Graph alive across
+requests and threads. Every call has a deadline for the whole of it (connect, send, the
+answer's last byte: messaging_project/core/deadlines.py), and every
+failure (a Graph error object, another HTTP error, an answer that is not JSON, a
+timeout, a refused or reset connection) becomes a GatewayError. The access token
+goes into the Authorization header only: never into a URL, a message or a log line.
+"""
+
+import functools
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from business_numbers.gateway import storable
+from business_numbers.gateway.base import (
+    ChannelNotConfigured,
+    FailureKind,
+    GatewayError,
+    MediaTooLarge,
+)
+from messaging_project.core.deadlines import WatchedConnection, deadline
+
+logger = logging.getLogger(__name__)
+
+# What the calling thread wants done the moment its request has been written to the
+# socket (send_message's `on_written`): a campaign's pacing counts a message from there.
+written_hook = threading.local()
+
+
+def request_written() -> None:
+    hook = getattr(written_hook, "call", None)
+    if hook is not None:
+        written_hook.call = None  # once per send, not again on a redirect or retry
+        hook()
+
+
+class CallsWhenWritten:
+    """A urllib3 connection that calls `request_written()` once its request is sent."""
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        super().request(*args, **kwargs)  # type: ignore[misc]
+        request_written()
+
+
+class WrittenHTTPConnection(CallsWhenWritten, WatchedConnection, HTTPConnection):
+    pass
+
+
+class WrittenHTTPSConnection(CallsWhenWritten, WatchedConnection, HTTPSConnection):
+    pass
+
+
+class WrittenHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = WrittenHTTPConnection
+
+
+class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = WrittenHTTPSConnection
+
+
+class GraphAdapter(HTTPAdapter):
+    """requests' adapter, whose connections call `request_written()` once a request's
+    bytes are on their way (a proxy's connections do not: the hook is then not called)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": WrittenHTTPConnectionPool,
+            "https": WrittenHTTPSConnectionPool,
+        }
+
+
+# Matches gunicorn's threads per worker, so concurrent sends do not queue for a connection.
+session = requests.Session()
+# requests would otherwise read the proxy variables and ~/.netrc on every call, and a
+# netrc entry for Graph's host would replace the access token; environment_settings()
+# reads the proxy and CA settings once instead.
+session.trust_env = False
+session.mount("https://", GraphAdapter(pool_maxsize=32))
+session.mount("http://", GraphAdapter(pool_maxsize=32))
+
+CONNECT_TIMEOUT = 5.0  # seconds; the whole call may take up to WHATSAPP_TIMEOUT
+TEMPLATE_FIELDS = "id,name,language,status,category,components,quality_score,rejected_reason"
+MAX_TEMPLATE_PAGES = 200
+
+# Graph codes that say the token is wrong, expired or lacks a permission.
+CREDENTIAL_CODES = {0, 10, 190, *range(200, 300)}
+# Graph codes that say "not now": rate limits and temporary outages.
+RETRYABLE_CODES = {1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 131056, 133004}
+
+
+# What a message id may be: printable ASCII without spaces, short enough for its column.
+MESSAGE_ID = re.compile(r"[!-~]{1,255}")
+# WhatsApp's id of a recipient: digits, country code first.
+WA_ID = re.compile(r"[0-9]{1,32}")
+
+
+def is_message_id(value: Any) -> bool:
+    return isinstance(value, str) and MESSAGE_ID.fullmatch(value) is not None
+
+
+@functools.cache
+def environment_settings(origin: str) -> dict[str, Any]:
+    """The proxies (HTTPS_PROXY, NO_PROXY...) and CA bundle the environment sets for
+    `origin`, read once per process as requests itself would read them."""
+    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    return {"proxies": requests.utils.get_environ_proxies(origin), "verify": ca_bundle or True}
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def timeouts() -> tuple[float, float]:
+    read = float(settings.WHATSAPP_TIMEOUT)
+    return min(CONNECT_TIMEOUT, read), read
+
+
+def graph_error(response: requests.Response, body: Any) -> GatewayError:
+    """A GatewayError for an HTTP error answer, from Graph's error object when there is one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    answered = f"The WhatsApp channel answered with HTTP {response.status_code}."
+    if not isinstance(error, dict):
+        return GatewayError(
+            FailureKind.CREDENTIALS if response.status_code == 401 else FailureKind.UNAVAILABLE,
+            answered,
+            type="http_error",
+            http_status=response.status_code,
+            retryable=response.status_code >= 500 or response.status_code == 429,
+        )
+    code = storable.error_code(error.get("code"))
+    message = error.get("message") or answered
+    error_data = error.get("error_data")
+    details = error_data.get("details") if isinstance(error_data, dict) else error_data
+    if response.status_code == 401 or code in CREDENTIAL_CODES:
+        kind = FailureKind.CREDENTIALS
+    elif response.status_code >= 500:
+        kind = FailureKind.UNAVAILABLE
+    else:
+        kind = FailureKind.REFUSED
+    return GatewayError(
+        kind,
+        message,
+        code=error.get("code"),  # as Graph gave it: GatewayError keeps an unusable one aside
+        type=error.get("type"),
+        details=details,
+        fbtrace_id=error.get("fbtrace_id"),
+        http_status=response.status_code,
+        retryable=(
+            response.status_code >= 500 or response.status_code == 429 or code in RETRYABLE_CODES
+        ),
+    )
+
+
+def accepted_answer(answer: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """The success answer as the Gateway interface promises it: only the fields the
+    service uses, each of its type and storable, so that junk in the others (a
+    `"contacts": "abc"`, a NUL, a lone surrogate) cannot break the record or the response.
+    `message` is the first of `answer["messages"]`, whose id is already checked."""
+    accepted: dict[str, Any] = {"id": message["id"]}
+    status = message.get("message_status")
+    if isinstance(status, str):
+        accepted["message_status"] = storable.text(status, 32)
+    contacts = answer.get("contacts")
+    contact = contacts[0] if isinstance(contacts, list) and contacts else None
+    wa_id = contact.get("wa_id") if isinstance(contact, dict) else None
+    return {
+        "messaging_product": "whatsapp",
+        "contacts": (
+            [{"input": storable.text(contact.get("input") or "", 32), "wa_id": wa_id}]
+            if isinstance(wa_id, str) and WA_ID.fullmatch(wa_id)
+            else []
+        ),
+        "messages": [accepted],
+    }
+
+
+def unreadable(response: requests.Response) -> GatewayError:
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel's answer could not be understood.",
+        type="invalid_response",
+        http_status=response.status_code,
+        retryable=True,
+    )
+
+
+@dataclass(frozen=True)
+class CloudApiGateway:
+    phone_number_id: str
+    access_token: str = field(repr=False)
+    business_account_id: str = ""
+
+    def request(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+        """One call to Graph: its JSON object, or a GatewayError."""
+        headers = {"Authorization": f"Bearer {self.access_token}"}
+        try:
+            # The whole call, its answer read to the last byte, within WHATSAPP_TIMEOUT.
+            with deadline(settings.WHATSAPP_TIMEOUT) as bound:
+                response = session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    timeout=bound.timeouts(*timeouts()),
+                    **environment_settings(origin_of(url)),
+                    **kwargs,
+                )
+        except requests.RequestException as error:
+            raise network_error(error) from None
+        try:
+            body = response.json()
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
+            body = None
+        if not response.ok:
+            raise graph_error(response, body)
+        if not isinstance(body, dict):
+            raise unreadable(response)
+        return body
+
+    def send_message(
+        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/messages"
+        written_hook.call = on_written
+        try:
+            answer = self.request("POST", url, json=payload)
+        except GatewayError as error:
+            logger.warning(
+                "WhatsApp send from phone number id %s failed: %s "
+                "(code %s, HTTP %s, fbtrace_id %s)",
+                self.phone_number_id,
+                error.message,
+                error.code,
+                error.http_status,
+                error.fbtrace_id,
+            )
+            raise
+        finally:
+            written_hook.call = None
+        messages = answer.get("messages")
+        first = messages[0] if isinstance(messages, list) and messages else None
+        if not (isinstance(first, dict) and is_message_id(first.get("id"))):
+            logger.warning("WhatsApp answered a send without a message id: %.200r", answer)
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no message id.",
+                type="invalid_response",
+                http_status=200,
+            )
+        return accepted_answer(answer, first)
+
+    def media_info(self, media_id: str) -> dict[str, Any]:
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{quote(media_id, safe='')}"
+        answer = self.request("GET", url, params={"phone_number_id": self.phone_number_id})
+        link = answer.get("url")
+        if not (isinstance(link, str) and urlsplit(link).scheme in ("http", "https")):
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no media URL.",
+                type="invalid_response",
+                http_status=200,
+                retryable=True,
+            )
+        return {
+            "url": link,
+            "mime_type": storable.text(answer.get("mime_type") or "", 255),
+            "sha256": storable.text(answer.get("sha256") or "", 128),
+            "file_size": file_size(answer.get("file_size")),
+        }
+
+    def download_media(self, url: str, *, max_bytes: int, chunk_size: int) -> Iterator[bytes]:
+        if not token_may_go_to(url):
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's media URL is not https: the access token stays here.",
+                type="invalid_response",
+            )
+        headers = {"Authorization": f"Bearer {self.access_token}"}
+        try:
+            # The whole download, to its last byte, within MEDIA_DOWNLOAD_TIMEOUT.
+            with deadline(settings.MEDIA_DOWNLOAD_TIMEOUT) as bound:
+                response = session.get(
+                    url,
+                    headers=headers,
+                    timeout=bound.timeouts(*timeouts()),
+                    stream=True,  # read chunk by chunk below, never the whole file at once
+                    allow_redirects=False,
+                    **environment_settings(origin_of(url)),
+                )
+                with response:
+                    yield from checked_chunks(response, max_bytes=max_bytes, chunk_size=chunk_size)
+        except requests.RequestException as error:
+            raise network_error(error) from None
+
+    def list_templates(self) -> list[dict[str, Any]]:
+        if not self.business_account_id:
+            raise ChannelNotConfigured(
+                "The organization has no WhatsApp business account id; "
+                "give it one with configure_channel --business-account-id."
+            )
+        base = settings.WHATSAPP_GRAPH_URL
+        url: str | None = f"{base}/{self.business_account_id}/message_templates"
+        params: dict[str, Any] | None = {"fields": TEMPLATE_FIELDS, "limit": 100}
+        templates: list[dict[str, Any]] = []
+        for _ in range(MAX_TEMPLATE_PAGES):
+            answer = self.request("GET", url, params=params)
+            data = answer.get("data")
+            if not isinstance(data, list):
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    "The WhatsApp channel's template list could not be understood.",
+                    type="invalid_response",
+                )
+            templates.extend(item for item in data if isinstance(item, dict))
+            url = (answer.get("paging") or {}).get("next")
+            if not url:
+                return templates
+            if not same_origin(url, base):
+                # Following it would hand our access token to another host.
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    "The WhatsApp channel's next page points to another host.",
+                    type="invalid_response",
+                )
+            params = None  # the next URL carries every parameter already
+        raise GatewayError(
+            FailureKind.UNAVAILABLE,
+            f"The WhatsApp channel's template list runs past {MAX_TEMPLATE_PAGES} pages.",
+            type="invalid_response",
+        )
+
+
+def checked_chunks(response: requests.Response, *, max_bytes: int, chunk_size: int):
+    """A media download's body, chunk by chunk, once its status and size are fine."""
+    if response.status_code != 200:
+        # An expired URL is a 4xx too: a new look-up gives a new one, so retry.
+        raise GatewayError(
+            FailureKind.UNAVAILABLE,
+            f"The WhatsApp channel's media download answered with HTTP {response.status_code}.",
+            type="http_error",
+            http_status=response.status_code,
+            retryable=True,
+        )
+    announced = file_size(response.headers.get("Content-Length"))
+    if announced is not None and announced > max_bytes:
+        raise MediaTooLarge(f"{announced} bytes announced, at most {max_bytes} allowed")
+    received = 0
+    for chunk in response.iter_content(chunk_size):
+        received += len(chunk)
+        if received > max_bytes:
+            raise MediaTooLarge(f"more than {max_bytes} bytes sent")
+        yield chunk
+
+
+def network_error(error: requests.RequestException) -> GatewayError:
+    """No answer in time, or none at all: refused or reset connections, TLS failures,
+    broken or undecodable bodies."""
+    if isinstance(error, requests.Timeout):
+        return GatewayError(
+            FailureKind.TIMEOUT,
+            "The WhatsApp channel did not answer in time.",
+            type="timeout",
+            retryable=True,
+        )
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The WhatsApp channel could not be reached.",
+        type="connection_error",
+        details=root_cause(error),
+        retryable=True,
+    )
+
+
+def file_size(value: Any) -> int | None:
+    """Graph's `file_size` (a number, or digits in a string), or None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def token_may_go_to(url: str) -> bool:
+    """The access token travels over https only, or to Graph's own origin (the stand-in
+    the tests and the bench run on loopback speaks http)."""
+    return urlsplit(url).scheme == "https" or same_origin(url, settings.WHATSAPP_GRAPH_URL)
+
+
+def root_cause(error: BaseException) -> str:
+    """The innermost error's name (`ConnectionResetError`, ...): what went wrong, without URLs."""
+    for _ in range(10):
+        inner = error.__cause__ or next(
+            (arg for arg in error.args if isinstance(arg, BaseException)), None
+        )
+        if inner is None:
+            break
+        error = inner
+    return type(error).__name__
+
+
+def same_origin(url: str, base: str) -> bool:
+    one, other = urlsplit(url), urlsplit(base)
+    return (one.scheme, one.netloc) == (other.scheme, other.netloc)

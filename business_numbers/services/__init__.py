@@ -1,0 +1,49 @@
+"""The numbers' services: every write of the app, for the API, the admin, the commands
+and the apps above. Another app imports them from here, never from the modules behind.
+
+- `numbers`: an organization's numbers (`create_number`, `update_number`,
+  `delete_number`) and the default number's settings (`configure_channel`,
+  `set_service_window`);
+- `templates`: the templates synced from a number's business account, and a template
+  send's checks and text.
+"""
+
+from business_numbers.services.numbers import (
+    NumberConflict,
+    configure_channel,
+    create_number,
+    delete_number,
+    guard_deletion,
+    save_channel,
+    set_service_window,
+    update_number,
+)
+from business_numbers.services.templates import (
+    SyncResult,
+    TemplateNotApproved,
+    check_approved,
+    check_parameter_count,
+    check_template,
+    rendered_metadata,
+    sync_templates,
+    synced_template,
+)
+
+__all__ = [
+    "NumberConflict",
+    "SyncResult",
+    "TemplateNotApproved",
+    "check_approved",
+    "check_parameter_count",
+    "check_template",
+    "configure_channel",
+    "create_number",
+    "delete_number",
+    "guard_deletion",
+    "rendered_metadata",
+    "save_channel",
+    "set_service_window",
+    "sync_templates",
+    "synced_template",
+    "update_number",
+]
