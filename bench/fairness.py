@@ -1,5 +1,5 @@
 """The `fairness` scenario: one organization's backlog against another's interactive work
-(contract section 16).
+(docs/operations.md).
 
 Organization A starts 10 campaigns of 2,000 recipients at rate 5 (sender tasks that
 would hold every task thread), has 10 event endpoints on a loopback receiver that reads

@@ -1,6 +1,6 @@
 """Which canned reply answers an inbound text.
 
-Rules (contract section 6): text and triggers are normalised (case-folded, trimmed,
+Rules (docs/api.md): text and triggers are normalised (case-folded, trimmed,
 inner whitespace collapsed); an `exact match` reply wins over all others; among the
 `contains`, `starts with` and `ends with` replies the longest trigger wins; ties go to
 the oldest reply; deleted replies never match.

@@ -66,7 +66,7 @@ class Endpoint(OrganizationRecord):
     url = models.CharField(_("URL"), max_length=2048)
     # The events it is sent; empty: all of them.
     events = models.JSONField(_("events"), default=list, blank=True)
-    # Plain for now; the encrypted field type replaces it (contract section 13). Read and
+    # Plain for now; the encrypted field type replaces it (docs/operations.md). Read and
     # written through the model only, so that the switch is the field's alone.
     # Encrypted at rest (docs/operations.md): never filter on them, compare in Python.
     secret = EncryptedTextField(_("secret"), default=new_secret)

@@ -113,16 +113,13 @@ def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact, Number]:
         row = cursor.fetchone()
     if row is None:  # the inbound chat was deleted meanwhile, and its reply with it
         raise AutoReply.DoesNotExist(f"auto-reply {auto_reply_id}")
-    reply_row, organization_row, contact_row, channel_row = rows.split(
+    reply_row, organization_row, contact_row, number_row = rows.split(
         row, AutoReply, Organization, Contact, Number
     )
     auto_reply = rows.instance(AutoReply, connection, reply_row)
     organization = rows.instance(Organization, connection, organization_row)
     contact = rows.instance(Contact, connection, contact_row)
-    # No channel row (its id is NULL): a sandbox organization; Number.of sees the absence.
-    channel = None if channel_row[0] is None else rows.instance(Number, connection, channel_row)
-    Organization.channel_settings.related.set_cached_value(organization, channel)
-    if channel is not None:
-        Number.organization.field.set_cached_value(channel, organization)
+    number = rows.instance(Number, connection, number_row)
+    Number.organization.field.set_cached_value(number, organization)
     AutoReply.organization.field.set_cached_value(auto_reply, organization)
-    return auto_reply, contact
+    return auto_reply, contact, number

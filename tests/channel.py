@@ -3,9 +3,9 @@ organization connected to it. Registered in tests/conftest.py as a plugin."""
 
 import pytest
 
-from business_numbers.models import Number
+from business_numbers import services as number_services
+from business_numbers.models import Number, forget_numbers
 from devtools.cloud_api_server import FakeCloudApi
-from sending import services
 
 PHONE_NUMBER_ID = "106540352242922"
 BUSINESS_ACCOUNT_ID = "102290129340398"
@@ -24,7 +24,7 @@ def graph(settings):
 @pytest.fixture
 def cloud_org(org_a, graph):
     """Organization A, sending through the fake Cloud API."""
-    services.configure_channel(
+    number_services.configure_channel(
         organization=org_a,
         phone_number_id=PHONE_NUMBER_ID,
         access_token=ACCESS_TOKEN,
@@ -34,14 +34,19 @@ def cloud_org(org_a, graph):
 
 
 def set_channel(organization, **values) -> Number:
-    """Write channel settings as they are, bypassing the service's rules: a sandbox
-    organization with webhook secrets, a Cloud API one missing its token."""
-    channel, _ = Number.objects.update_or_create(organization=organization, defaults=values)
-    channel.organization = organization  # the organization's cached settings are these
-    return channel
+    """Write the default number's settings as they are, bypassing the service's rules: a
+    sandbox organization with webhook secrets, a Cloud API one missing its token."""
+    forget_numbers(organization)
+    number = Number.objects.default_for(organization)
+    for field, value in values.items():
+        setattr(number, field, value)
+    number.save()
+    forget_numbers(organization)  # the organization's numbers are read again
+    return number
 
 
 def stored_channel(organization) -> Number:
-    """The organization's channel settings as the database has them now."""
+    """The organization's default number as the database has it now."""
     organization.refresh_from_db()
+    forget_numbers(organization)
     return Number.objects.default_for(organization)

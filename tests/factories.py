@@ -5,8 +5,12 @@ from django.utils import timezone
 
 from accounts import services as account_services
 from accounts.models import Organization
+from business_numbers.models import MessageTemplate, Number
+from campaigns.models import Campaign
 from canned_replies.models import CannedReply
 from contacts.models import Contact, ContactGroup
+from sending.models import Chat
+from sending.services.conversations import with_conversations
 
 
 class OrganizationFactory(factory.django.DjangoModelFactory):
@@ -52,3 +56,30 @@ class CannedReplyFactory(factory.django.DjangoModelFactory):
     trigger = "hello"
     match_criteria = "contains"
     metadata = factory.LazyAttribute(lambda o: {"type": "text", "data": {"text": "Hi there!"}})
+
+
+def default_number(organization):
+    return Number.objects.default_for(organization)
+
+
+def create_chat(**fields):
+    """A chat written directly (as the webhook or a send would), from the organization's
+    default number unless `number` is given, in its conversation."""
+    chat = Chat(**fields)
+    if chat.number_id is None:
+        chat.number = default_number(chat.organization)
+    with_conversations([chat])
+    chat.save(force_insert=True)
+    return chat
+
+
+def create_template(**fields):
+    """A synced template of the organization's default number unless `number` is given."""
+    fields.setdefault("number", default_number(fields["organization"]))
+    return MessageTemplate.objects.create(**fields)
+
+
+def create_campaign_record(**fields):
+    """A campaign row written directly, from the default number unless `number` is given."""
+    fields.setdefault("number", default_number(fields["organization"]))
+    return Campaign.objects.create(**fields)

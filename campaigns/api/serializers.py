@@ -1,5 +1,5 @@
 """Campaigns on the wire: the create body, checked before anything is stored, and the
-shapes of contract section 12."""
+shapes of docs/campaigns.md."""
 
 from typing import Any
 

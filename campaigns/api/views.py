@@ -1,4 +1,4 @@
-"""Campaigns over the API (contract section 12). Thin: validate, call the service, shape."""
+"""Campaigns over the API (docs/campaigns.md). Thin: validate, call the service, shape."""
 
 from rest_framework.decorators import action
 

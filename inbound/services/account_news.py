@@ -1,5 +1,5 @@
 """The webhook's fields other than `messages`: what WhatsApp says about the account,
-its number, its templates and its customers' preferences (contract section 14).
+its number, its templates and its customers' preferences (docs/webhooks.md).
 
 (Over 400 lines: one short handler per webhook field, listed in FIELD_HANDLERS.)
 

@@ -1,4 +1,4 @@
-"""The webhook's news about customers and the conversation (contract section 14; the
+"""The webhook's news about customers and the conversation (the
 "Customers and the conversation" section of docs/webhooks.md):
 
 - `user_preferences`: a customer who stops (or resumes) marketing messages is opted out

@@ -51,7 +51,7 @@ class JSONObjectParser(JSONParser):
         return data
 
 
-# Form bodies, as Laravel reads them (contract section 15) ------------------------------
+# Form bodies, as Laravel reads them (docs/api.md) ------------------------------
 
 # How deep a bracketed name may nest (`a[b][c]`...): the JSON bodies' limit.
 MAX_FORM_DEPTH = 8

@@ -33,7 +33,7 @@ from sending.representations import (
 )
 from sending.services.media import download_name
 
-# The contract's status for each way the channel can fail (contract.md, section 1).
+# The status for each way the channel can fail (docs/api.md, "Errors").
 CHANNEL_STATUS = {
     FailureKind.REFUSED: 422,
     FailureKind.CREDENTIALS: 502,

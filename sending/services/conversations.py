@@ -2,11 +2,10 @@
 
 Every chat is recorded with its conversation (`with_conversations`, called just before
 the insert, in the recording transaction). The usual chat finds its conversation in one
-indexed look-up; a new pair inserts it first, and two transactions creating the same
-pair at once meet on the unique constraint: the loser takes the winner's row.
+indexed look-up; a new pair is inserted with ON CONFLICT DO NOTHING and read back, so
+two transactions creating the same pair at once both end with the one row.
 """
 
-from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from sending.models import Chat, ChatType, Conversation
@@ -30,28 +29,30 @@ def with_conversations(chats: list[Chat]) -> None:
     if not pairs:
         return
     found = conversations_of(pairs)
-    for contact_id, number_id in pairs - found.keys():
-        found[(contact_id, number_id)] = create_conversation(
-            chats, contact_id=contact_id, number_id=number_id
+    missing = pairs - found.keys()
+    if missing:
+        organization_id = chats[0].organization_id
+        Conversation.objects.bulk_create(
+            [
+                Conversation(organization_id=organization_id, contact_id=c, number_id=n)
+                for c, n in sorted(missing)
+            ],
+            ignore_conflicts=True,  # created meanwhile by a concurrent transaction
         )
+        found.update(conversations_of(missing))
     for chat in chats:
         if chat.conversation_id is None:
             chat.conversation = found[(chat.contact_id, chat.number_id)]
 
 
 def conversations_of(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], Conversation]:
-    match = Q()
+    """The existing conversations of these (contact, number) pairs: one indexed look-up
+    per number (a campaign's batch is one number's)."""
+    contacts_by_number: dict[int, list[int]] = {}
     for contact_id, number_id in pairs:
-        match |= Q(contact_id=contact_id, number_id=number_id)
-    return {(c.contact_id, c.number_id): c for c in Conversation.objects.filter(match)}
-
-
-def create_conversation(chats: list[Chat], *, contact_id: int, number_id: int) -> Conversation:
-    organization_id = next(chat.organization_id for chat in chats if chat.contact_id == contact_id)
-    try:
-        with transaction.atomic():
-            return Conversation.objects.create(
-                organization_id=organization_id, contact_id=contact_id, number_id=number_id
-            )
-    except IntegrityError:  # created meanwhile by a concurrent transaction
-        return Conversation.objects.get(contact_id=contact_id, number_id=number_id)
+        contacts_by_number.setdefault(number_id, []).append(contact_id)
+    match = Q()
+    for number_id, contact_ids in contacts_by_number.items():
+        match |= Q(number_id=number_id, contact_id__in=contact_ids)
+    found = Conversation.objects.filter(match)
+    return {(c.contact_id, c.number_id): c for c in found if (c.contact_id, c.number_id) in pairs}

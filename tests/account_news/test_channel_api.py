@@ -12,7 +12,7 @@ from contacts.models import Contact
 from sending.models import Chat, ChatStatus, ChatType
 from sending.services.refusals import check_service_window
 from tests.channel import set_channel, stored_channel
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, create_chat
 
 pytestmark = pytest.mark.django_db
 
@@ -99,7 +99,7 @@ def inbound(org, *, hours_ago: float, phone: str = PHONE) -> Chat:
     contact = Contact.objects.filter(organization=org, phone=phone).first() or ContactFactory(
         organization=org, phone=phone
     )
-    chat = Chat.objects.create(
+    chat = create_chat(
         organization=org, contact=contact, type=ChatType.INBOUND, status=ChatStatus.RECEIVED
     )
     Chat.objects.filter(pk=chat.pk).update(created_at=timezone.now() - timedelta(hours=hours_ago))

@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from business_numbers.models import MessageTemplate
 from tests.account_news.conftest import APP_SECRET, PAYLOADS
 from tests.channel import set_channel, stored_channel
+from tests.factories import create_template
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,7 @@ def test_a_payload_of_a_file_of_many_is_signed_and_delivered(org_a):
 
 def test_a_template_news_by_name(org_a):
     set_channel(org_a, app_secret=APP_SECRET)
-    MessageTemplate.objects.create(
+    create_template(
         organization=org_a, name="order_confirmation", language="en_US", status="APPROVED"
     )
     output = simulate(

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from business_numbers import services as number_services
 from business_numbers.gateway import sandbox
-from business_numbers.models import MessageTemplate
+from business_numbers.models import MessageTemplate, Number
 from contacts.models import Contact
 from events import services as events
 from sending import services
@@ -15,6 +16,7 @@ from sending.models import Chat
 from tests.account_news.conftest import deliver, for_account, payload, value_of
 from tests.channel import set_channel
 from tests.events.conftest import run_all
+from tests.factories import create_template
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +29,7 @@ def template_for(org, news: dict, **values) -> MessageTemplate:
         "category": "UTILITY",
         "components": [{"type": "BODY", "text": "Your order {{1}} is on its way."}],
     }
-    return MessageTemplate.objects.create(
+    return create_template(
         organization=org,
         name=value["message_template_name"],
         language=value["message_template_language"].replace("-", "_"),  # as Graph lists it
@@ -180,7 +182,7 @@ def send(api, template: MessageTemplate):
 @pytest.mark.parametrize("status", ["PAUSED", "DISABLED", "REJECTED", "PENDING"])
 def test_a_template_not_approved_is_refused_before_the_channel(org_a, api, status):
     sandbox.clear_outbox()
-    template = MessageTemplate.objects.create(
+    template = create_template(
         organization=org_a,
         name="order_update",
         language="en_US",
@@ -210,12 +212,12 @@ def test_the_same_template_approved_again_is_sent(news_org, api):
 
 
 def test_campaigns_preparing_a_send_get_the_refusal(org_a):
-    MessageTemplate.objects.create(
+    create_template(
         organization=org_a, name="promo", language="en", status="DISABLED", components=[]
     )
     template = {"name": "promo", "language": {"code": "en"}}
-    with pytest.raises(services.TemplateNotApproved) as refused:
+    with pytest.raises(number_services.TemplateNotApproved) as refused:
         services.prepare_template_send(organization=org_a, template=template)
     assert refused.value.status == "DISABLED"
-    with pytest.raises(services.TemplateNotApproved):
-        services.check_template(organization=org_a, template=template)
+    with pytest.raises(number_services.TemplateNotApproved):
+        number_services.check_template(number=Number.objects.default_for(org_a), template=template)

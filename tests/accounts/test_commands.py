@@ -1,4 +1,4 @@
-"""The management commands of contract section 7, through call_command."""
+"""The management commands of through call_command."""
 
 from io import StringIO
 

@@ -7,12 +7,17 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.services import create_staff_user
-from business_numbers.models import MessageTemplate, Number
-from campaigns.models import Campaign
+from business_numbers.models import Number
 from contacts.models import ContactImport
 from events.models import Endpoint
-from sending.models import Chat
-from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
+from tests.factories import (
+    CannedReplyFactory,
+    ContactFactory,
+    ContactGroupFactory,
+    create_campaign_record,
+    create_chat,
+    create_template,
+)
 
 PASSWORD = "correct horse battery staple"
 # The prefix of the channel inline's fields on the organization page: the relation's name.
@@ -72,7 +77,7 @@ def make_records(organization, word: str) -> dict:
         trigger=f"{word.lower()} hours",
         metadata={"type": "text", "data": {"text": f"{word} is open 9 to 5."}},
     )
-    chat = Chat.objects.create(
+    chat = create_chat(
         organization=organization,
         contact=contact,
         wam_id=f"wamid.{word}",
@@ -80,7 +85,7 @@ def make_records(organization, word: str) -> dict:
         error_code=131047,
         error_title=f"{word} re-engagement message",
     )
-    template = MessageTemplate.objects.create(
+    template = create_template(
         organization=organization, name=f"{word.lower()}_welcome", language="en_US"
     )
     endpoint = Endpoint.objects.create(
@@ -93,7 +98,7 @@ def make_records(organization, word: str) -> dict:
         "cannedreply": reply,
         "chat": chat,
         "messagetemplate": template,
-        "campaign": Campaign.objects.create(
+        "campaign": create_campaign_record(
             organization=organization,
             name=f"{word} campaign",
             template={"name": "welcome", "language": {"code": "en_US"}},

@@ -7,9 +7,8 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
-from campaigns.models import Campaign
 from tests.conftest import client_for
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, create_campaign_record
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +60,7 @@ def test_the_login_page_is_translated_too(client):
 
 
 def test_the_campaign_list_in_portuguese(admin_a, org_a):
-    Campaign.objects.create(
+    create_campaign_record(
         organization=org_a,
         name="Promoção de primavera",
         template={"name": "spring_sale", "language": {"code": "pt_BR"}},

@@ -20,7 +20,7 @@ PAGES = {
     # count, rows with their contacts (one join)
     "sending_chat": 7,
     # count, rows, the distinct values of three filters
-    "sending_messagetemplate": 10,
+    "business_numbers_messagetemplate": 10,
 }
 
 

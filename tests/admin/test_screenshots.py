@@ -25,7 +25,13 @@ from sending.models import AutoReply, AutoReplyState, Chat
 from tests.admin.browsing import BROWSER_TEST, screenshot, start_browser
 from tests.admin.conftest import PASSWORD
 from tests.admin.test_browser import contacts_for_the_picture
-from tests.factories import CannedReplyFactory, OrganizationFactory
+from tests.factories import (
+    CannedReplyFactory,
+    OrganizationFactory,
+    create_campaign_record,
+    create_chat,
+    create_template,
+)
 
 pytestmark = BROWSER_TEST
 
@@ -73,7 +79,7 @@ def chats(organization, reply: CannedReply) -> None:
     ]
     for n, (contact, kind, status, metadata) in enumerate(rows):
         failed = status == "failed"
-        Chat.objects.create(
+        create_chat(
             organization=organization,
             contact=contact,
             type=kind,
@@ -105,7 +111,7 @@ def templates(organization) -> None:
         ("spring_sale", "es", "MARKETING", "APPROVED"),
         ("loyalty_points", "en_US", "MARKETING", "PENDING"),
     ]:
-        MessageTemplate.objects.create(
+        create_template(
             organization=organization,
             name=name,
             language=language,
@@ -124,7 +130,7 @@ def campaigns(organization) -> None:
         ("Loyalty points", CampaignStatus.SCHEDULED, []),
     ]
     for n, (name, status, outcomes) in enumerate(plans):
-        campaign = Campaign.objects.create(
+        campaign = create_campaign_record(
             organization=organization,
             name=name,
             template={"name": "spring_sale", "language": {"code": "es"}},
@@ -135,7 +141,7 @@ def campaigns(organization) -> None:
         for m, outcome in enumerate(outcomes):
             chat = None
             if outcome in ("read", "delivered", "sent", "failed"):
-                chat = Chat.objects.create(
+                chat = create_chat(
                     organization=organization,
                     contact=contact,
                     status=outcome,
@@ -311,7 +317,7 @@ STAFF_PAGES = [
     ),
     ("admin-chats.png", "/admin/sending/chat/", "Re-engagement message"),
     ("admin-auto-replies.png", "/admin/sending/autoreply/", "Lucía Fernández"),
-    ("admin-message-templates.png", "/admin/sending/messagetemplate/", "loyalty_points"),
+    ("admin-message-templates.png", "/admin/business_numbers/messagetemplate/", "loyalty_points"),
     ("admin-campaigns.png", "/admin/campaigns/campaign/", "Weekly offers"),
     ("admin-campaign.png", "/admin/campaigns/campaign/{campaign}/change/", "Spring sale"),
     ("admin-event-webhook-endpoints.png", "/admin/events/endpoint/", "crm.example.com"),

@@ -7,7 +7,7 @@ from business_numbers.models import MessageTemplate
 
 pytestmark = pytest.mark.django_db
 
-SYNC = reverse("admin:sending_messagetemplate_sync")
+SYNC = reverse("admin:business_numbers_messagetemplate_sync")
 
 
 def test_a_chat_shows_its_status_and_error_read_only(admin_a, records_a):
@@ -30,7 +30,7 @@ def test_chats_and_templates_cannot_be_added_or_deleted(admin_a, records_a):
 
 
 def test_sync_from_whatsapp_fills_only_own_organizations_templates(admin_a, org_a, org_b):
-    listing = admin_a.get(reverse("admin:sending_messagetemplate_changelist"))
+    listing = admin_a.get(reverse("admin:business_numbers_messagetemplate_changelist"))
     assert "Sync from WhatsApp" in listing.text
     response = admin_a.post(SYNC, follow=True)
     assert response.status_code == 200

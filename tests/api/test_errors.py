@@ -1,4 +1,4 @@
-"""The error envelope and status codes of contract section 1."""
+"""The error envelope and status codes of docs/api.md."""
 
 import gzip
 import json

@@ -1,6 +1,6 @@
 """Every write endpoint takes a form body, urlencoded or multipart, as Laravel does (the
 original product's clients send them): nested fields in bracket notation, the same
-validation as JSON (contract section 15). The write endpoints are found by walking the
+validation as JSON (). The write endpoints are found by walking the
 URLconf, so a new one is tried too."""
 
 import re

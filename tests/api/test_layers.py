@@ -32,12 +32,12 @@ def test_no_module_imports_a_layer_above_its_own():
 
 
 def test_the_contract_reads_the_real_imports(tmp_path):
-    """The same contract with sending and campaigns swapped reports campaigns' imports of
+    """The same contract with sending and inbound swapped reports inbound's imports of
     sending, and nothing else: it reads the code, so a new upward import fails the build."""
     options = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]
     (contract,) = options["contracts"]
     layers = list(contract["layers"])
-    top, below = layers.index("campaigns"), layers.index("sending")
+    top, below = layers.index("inbound"), layers.index("sending")
     layers[top], layers[below] = layers[below], layers[top]
     lines = ["[importlinter]", "root_packages =", *(f"    {p}" for p in options["root_packages"])]
     lines += ["[importlinter:contract:layers]", f"name = {contract['name']}", "type = layers"]
@@ -48,4 +48,4 @@ def test_the_contract_reads_the_real_imports(tmp_path):
     reported = re.findall(r"^- (\S+) -> (\S+) \(l\.\d+\)$", result.stdout, re.MULTILINE)
     assert result.returncode == 1, result.stdout + result.stderr
     assert reported, result.stdout
-    assert all(a.startswith("campaigns.") and b.startswith("sending.") for a, b in reported)
+    assert all(a.startswith("inbound.") and b.startswith("sending.") for a, b in reported)

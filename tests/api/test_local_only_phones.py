@@ -1,6 +1,6 @@
 """A number only possible as a local number (`+12345678`: no area code) is refused
 wherever a phone is taken: the rule is messaging_project/core/phones.py's, so the API,
-the admin, campaigns and the contact import all apply it (contract section 15). The
+the admin, campaigns and the contact import all apply it (). The
 admin's form: tests/admin/test_contacts_admin.py."""
 
 import phonenumbers
@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from business_numbers.gateway import sandbox
-from campaigns.models import Campaign
 from campaigns.recipients import fixed_recipients
 from contacts.models import Contact
 from messaging_project.core.phones import LOCAL_ONLY_PHONE, InvalidPhoneNumber, normalize_phone
+from tests.factories import create_campaign_record
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def test_an_edit_refuses_it(api):
 
 
 def test_a_campaign_fails_that_recipient_and_sends_to_the_others(org_a):
-    campaign = Campaign.objects.create(
+    campaign = create_campaign_record(
         organization=org_a,
         name="Sale",
         template={"name": "order_update", "language": {"code": "en_US"}},

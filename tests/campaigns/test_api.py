@@ -1,11 +1,10 @@
-"""The campaigns API (contract section 12): create, validate, list, show, recipients."""
+"""The campaigns API (): create, validate, list, show, recipients."""
 
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from business_numbers.models import MessageTemplate
 from campaigns.api.schema import (
     CampaignDetail,
     CampaignPage,
@@ -18,7 +17,12 @@ from campaigns.representations import campaign_data, recipient_data
 from campaigns.selectors import campaigns_with_counts
 from tests.background import run_tasks
 from tests.campaigns.conftest import TEMPLATE, body, sends
-from tests.factories import ContactFactory, ContactGroupFactory
+from tests.factories import (
+    ContactFactory,
+    ContactGroupFactory,
+    create_campaign_record,
+    create_template,
+)
 from tests.shapes import assert_documented
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +130,7 @@ def test_an_empty_group_has_no_recipients(api, org_a):
 
 
 def test_a_known_template_checks_its_parameter_count(api, org_a):
-    MessageTemplate.objects.create(
+    create_template(
         organization=org_a,
         name="order_update",
         language="en_US",
@@ -183,7 +187,7 @@ def test_the_recipient_page_has_a_fixed_number_of_queries(
 
 
 def test_the_data_functions_return_exactly_the_documented_fields(org_a):
-    campaign = Campaign.objects.create(
+    campaign = create_campaign_record(
         organization=org_a, name="x", template=TEMPLATE, phones=["+4915123456000"], rate=5
     )
     recipient = Recipient.objects.create(campaign=campaign, phone="4915123456000")

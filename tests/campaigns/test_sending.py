@@ -21,7 +21,7 @@ from messaging_project.worker.models import WorkerHeartbeat
 from sending.models import Chat
 from tests.background import run_tasks
 from tests.campaigns.conftest import TEMPLATE, body, sends
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, create_campaign_record
 from tests.inbound.conftest import envelope, status, statuses, text_message
 
 pytestmark = pytest.mark.django_db
@@ -207,7 +207,7 @@ def test_a_dead_workers_claims_become_unknown_and_are_not_sent(api, cloud_org, g
 
 
 def test_a_live_workers_claim_is_left_alone(org_a):
-    campaign = Campaign.objects.create(
+    campaign = create_campaign_record(
         organization=org_a, name="x", template=TEMPLATE, rate=1, status=CampaignStatus.RUNNING
     )
     WorkerHeartbeat.objects.create(

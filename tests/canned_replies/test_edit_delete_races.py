@@ -1,5 +1,5 @@
 """A concurrent edit never brings a deleted canned reply back, so a deleted reply never
-answers a customer again (contract section 8). Races run on PostgreSQL, as in
+answers a customer again (). Races run on PostgreSQL, as in
 tests/contacts/test_edit_delete_races.py."""
 
 import json

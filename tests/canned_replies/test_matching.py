@@ -1,4 +1,4 @@
-"""Which canned reply answers a text (contract section 6)."""
+"""Which canned reply answers a text ()."""
 
 import pytest
 

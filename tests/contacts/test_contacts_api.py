@@ -1,4 +1,4 @@
-"""The contacts API: shapes of api.md, rules of contract section 4, two organizations."""
+"""The contacts API: shapes of api.md, rules of two organizations."""
 
 import json
 import re

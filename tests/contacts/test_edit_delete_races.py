@@ -1,4 +1,4 @@
-"""A concurrent edit never brings a deleted contact or group back (contract section 8).
+"""A concurrent edit never brings a deleted contact or group back ().
 
 An edit applies only to a live record and writes only the fields it names; the loser
 of a race with a delete is told 404. The tests with a record read before it was

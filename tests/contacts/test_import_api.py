@@ -1,4 +1,4 @@
-"""POST /api/contacts/import and GET /api/contacts/imports/{uuid} (contract section 15).
+"""POST /api/contacts/import and GET /api/contacts/imports/{uuid} ().
 
 The files are written the way spreadsheets write them: Excel's "CSV UTF-8" (a byte-order
 mark, CRLF line ends), Excel and LibreOffice in a European locale (semicolons, Windows-1252

@@ -1,5 +1,5 @@
-"""Endpoints in the `swiftchats` format get the original product's bodies (contract section
-15), still signed; each compared, field by field, with the original's documented example
+"""Endpoints in the `swiftchats` format get the original product's bodies
+(docs/events.md), still signed; each compared, field by field, with the original's documented example
 (payloads/swiftchats_examples.json, its source named there)."""
 
 import json

@@ -1,5 +1,5 @@
 """Property test: random interleavings of creates, edits and deletes of contacts, groups
-and canned replies from several threads leave the data consistent (contract section 8).
+and canned replies from several threads leave the data consistent ().
 
 Hypothesis draws a list of operations, each for one of three clients; on PostgreSQL each
 client runs its operations in its own thread, all released at once, so their requests

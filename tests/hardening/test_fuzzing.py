@@ -35,13 +35,13 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from campaigns.models import Campaign
 from events.models import Endpoint
 from tests.factories import (
     CannedReplyFactory,
     ContactFactory,
     ContactGroupFactory,
     OrganizationFactory,
+    create_campaign_record,
     issue_token,
 )
 from tests.sending.factories import ChatFactory, MessageTemplateFactory
@@ -159,7 +159,7 @@ def seeded(db, transaction_survives_requests):
         "canned-replies": CannedReplyFactory(organization=organization),
         "chats": ChatFactory(organization=organization, contact=contact),
         "templates": MessageTemplateFactory(organization=organization),
-        "campaigns": Campaign.objects.create(
+        "campaigns": create_campaign_record(
             organization=organization,
             name="Fuzzed",
             template={"name": "hello", "language": {"code": "en_US"}},

@@ -20,7 +20,12 @@ from canned_replies.models import CannedReply
 from contacts.models import Contact, ContactGroup
 from events.models import Endpoint
 from sending.models import Chat
-from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
+from tests.factories import (
+    CannedReplyFactory,
+    ContactFactory,
+    ContactGroupFactory,
+    create_campaign_record,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -212,7 +217,7 @@ def existing(org_a):
         "/api/webhooks/{uuid}": Endpoint.objects.create(
             organization=org_a, url="https://93.184.215.14/hook"
         ),
-        "/api/campaigns/{uuid}": Campaign.objects.create(
+        "/api/campaigns/{uuid}": create_campaign_record(
             organization=org_a, name="c", template={}, phones=[PHONE], rate=1
         ),
     }

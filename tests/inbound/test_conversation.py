@@ -1,4 +1,4 @@
-"""Customers and the conversation (contract section 14, docs/webhooks.md): marketing
+"""Customers and the conversation (docs/webhooks.md): marketing
 preferences, messages sent from the WhatsApp Business app, imported history, edits and
 revokes, `warning` / `deleted` statuses, WhatsApp's own times and a status's pricing.
 

@@ -15,7 +15,7 @@ from contacts.models import Contact
 from sending.models import Chat, ChatStatusEvent
 from tests.background import run_tasks
 from tests.channel import PHONE_NUMBER_ID, set_channel
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, create_chat
 from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses, text_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -248,9 +248,7 @@ def test_another_numbers_message_is_neither_recorded_nor_answered(cloud_webhook_
 def test_another_numbers_status_does_not_touch_our_chat(webhook_org):
     set_channel(webhook_org, phone_number_id=PHONE_NUMBER_ID)
     contact = ContactFactory(organization=webhook_org)
-    Chat.objects.create(
-        organization=webhook_org, contact=contact, wam_id="wamid.S", status="accepted"
-    )
+    create_chat(organization=webhook_org, contact=contact, wam_id="wamid.S", status="accepted")
     theirs = statuses(status("wamid.S", "read", 1700000000))
     theirs["metadata"]["phone_number_id"] = "999000999000"
     deliver(webhook_org, envelope(theirs))
@@ -316,7 +314,7 @@ def test_a_failure_kept_aside_fails_the_chat_when_it_is_recorded(api, cloud_webh
 
 def test_played_follows_read(webhook_org):
     contact = ContactFactory(organization=webhook_org)
-    Chat.objects.create(organization=webhook_org, contact=contact, wam_id="wamid.V", status="sent")
+    create_chat(organization=webhook_org, contact=contact, wam_id="wamid.V", status="sent")
     deliver(
         webhook_org,
         envelope(

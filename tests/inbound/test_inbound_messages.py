@@ -295,13 +295,13 @@ def test_simulate_inbound_shows_the_auto_reply(org_a, capsys):
 def test_simulate_inbound_refuses_cloud_api_organizations_and_bad_input(org_a):
     from django.core.management import CommandError
 
-    from sending import services
+    from business_numbers import services as number_services
 
     with pytest.raises(CommandError, match="No organization"):
         call_command("simulate_inbound", "Nobody", "+14155552671", "x")
     with pytest.raises(CommandError, match="phone"):
         call_command("simulate_inbound", org_a.name, "not a phone", "x")
-    services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
+    number_services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
     with pytest.raises(CommandError, match="sandbox"):
         call_command("simulate_inbound", org_a.name, "+14155552671", "x")
     assert not Chat.objects.exists()

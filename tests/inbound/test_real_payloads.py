@@ -10,7 +10,7 @@ import pytest
 from contacts.models import Contact
 from sending.models import Chat, ChatStatus, ChatType
 from tests.channel import set_channel
-from tests.factories import ContactFactory
+from tests.factories import ContactFactory, create_chat
 from tests.inbound.conftest import APP_SECRET, deliver
 
 pytestmark = pytest.mark.django_db
@@ -104,7 +104,7 @@ def test_every_real_status_reaches_its_chat(org_a, payload):
     org = receiving_org(org_a, payload)
     contact = ContactFactory(organization=org, phone="972987654321")
     for status in statuses(payload):
-        Chat.objects.create(
+        create_chat(
             organization=org,
             contact=contact,
             wam_id=status["id"],

@@ -1,11 +1,11 @@
-"""Requests as the original product's clients send them (contract section 15): lenient
+"""Requests as the original product's clients send them (): lenient
 media sends, an uploaded media id, replies (`reply_to`) and `preview_url`. The Cloud API
 stand-in (devtools/cloud_api_server.py) records what reached it."""
 
 import pytest
 
 from sending.models import Chat
-from sending.services.send import REPLY_TO_INVALID, REPLY_TO_UNKNOWN, REPLY_TO_WITHOUT_ID
+from sending.services.routing import REPLY_TO_INVALID, REPLY_TO_UNKNOWN, REPLY_TO_WITHOUT_ID
 from tests.sending.factories import ChatFactory
 
 pytestmark = pytest.mark.django_db

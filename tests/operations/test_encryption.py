@@ -14,9 +14,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
+from business_numbers import services as number_services
 from business_numbers.models import Number
 from messaging_project.core import encryption
-from sending import services
 from tests.channel import stored_channel
 
 SECRETS = {
@@ -29,7 +29,7 @@ KEY_2 = Fernet.generate_key().decode()
 
 
 def configure(organization, **overrides):
-    return services.configure_channel(
+    return number_services.configure_channel(
         organization=organization, phone_number_id="106540352242922", **{**SECRETS, **overrides}
     )
 
@@ -54,7 +54,7 @@ def test_the_raw_columns_hold_no_plain_text(keys, org_a):
         assert Fernet(KEY_1).decrypt(stored.removeprefix("fernet:").encode()).decode() == secret
     # and no secret appears anywhere in the row
     with connection.cursor() as cursor:
-        cursor.execute("SELECT * FROM sending_channel WHERE id = %s", [channel.pk])
+        cursor.execute("SELECT * FROM business_numbers_number WHERE id = %s", [channel.pk])
         row = " ".join(str(value) for value in cursor.fetchone())
     assert not any(secret in row for secret in SECRETS.values())
 
@@ -160,7 +160,7 @@ def test_rotation_re_encrypts_every_secret_under_the_newest_key(keys, org_a, org
     first, second = configure(org_a), configure(org_b, app_secret=None, verify_token=None)
     keys.FIELD_ENCRYPTION_KEYS = [KEY_2, KEY_1]
     call_command("rotate_encryption_key")
-    assert "sending.Channel.access_token: 2 re-encrypted" in capsys.readouterr().out
+    assert "business_numbers.Number.access_token: 2 re-encrypted" in capsys.readouterr().out
 
     # Readable with the new key alone: the old one can go.
     keys.FIELD_ENCRYPTION_KEYS = [KEY_2]
@@ -187,9 +187,9 @@ def test_rotation_without_the_old_key_fails_clearly_and_changes_nothing(keys, or
 def test_rotation_finds_encrypted_fields_by_walking_the_models():
     found = {(model._meta.label, name) for model, name in encryption.encrypted_fields()}
     assert {
-        ("sending.Channel", "access_token"),
-        ("sending.Channel", "app_secret"),
-        ("sending.Channel", "verify_token"),
+        ("business_numbers.Number", "access_token"),
+        ("business_numbers.Number", "app_secret"),
+        ("business_numbers.Number", "verify_token"),
     } <= found
 
 
@@ -278,9 +278,9 @@ def test_keys_that_cannot_decrypt_the_stored_secrets_stop_the_start(keys, org_a)
     configure(org_a)
     keys.FIELD_ENCRYPTION_KEYS = [KEY_2]  # KEY_1, which encrypted them, dropped
     assert encryption.undecryptable_columns() == [
-        "sending.Channel.access_token",
-        "sending.Channel.app_secret",
-        "sending.Channel.verify_token",
+        "business_numbers.Number.access_token",
+        "business_numbers.Number.app_secret",
+        "business_numbers.Number.verify_token",
     ]
     with pytest.raises(ImproperlyConfigured, match="cannot decrypt the secrets stored in"):
         encryption.verify_stored_secrets()

@@ -2,8 +2,9 @@
 
 import factory
 
-from business_numbers.models import MessageTemplate
+from business_numbers.models import MessageTemplate, Number
 from sending.models import Chat, ChatStatus
+from sending.services.conversations import with_conversations
 from tests.factories import ContactFactory, OrganizationFactory
 
 
@@ -15,9 +16,17 @@ class ChatFactory(factory.django.DjangoModelFactory):
     contact = factory.SubFactory(
         ContactFactory, organization=factory.SelfAttribute("..organization")
     )
+    number = factory.LazyAttribute(lambda o: Number.objects.default_for(o.organization))
     wam_id = factory.Sequence(lambda n: f"wamid.TEST{n:08d}")
     metadata = factory.LazyAttribute(lambda o: {"type": "text", "text": {"body": "Hello"}})
     status = ChatStatus.ACCEPTED
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        chat = model_class(*args, **kwargs)
+        with_conversations([chat])  # as every chat is recorded
+        chat.save(force_insert=True)
+        return chat
 
 
 def order_update_components() -> list[dict]:
@@ -42,6 +51,7 @@ class MessageTemplateFactory(factory.django.DjangoModelFactory):
         model = MessageTemplate
 
     organization = factory.SubFactory(OrganizationFactory)
+    number = factory.LazyAttribute(lambda o: Number.objects.default_for(o.organization))
     name = factory.Sequence(lambda n: f"order_update_{n}")
     language = "en_US"
     category = "UTILITY"

@@ -77,15 +77,17 @@ def test_an_upgrade_keeps_every_channel_setting_and_a_downgrade_puts_them_back()
         expected = {**DEFAULTS, **columns}
         assert {"channel": channel.kind, **{f: getattr(channel, f) for f in FIELDS}} == expected
     organizations = {o.name: o for o in Organization.objects.all()}
-    cloud = gateway_for(organizations["On the Cloud API"])
+    cloud = gateway_for(Number.objects.default_for(organizations["On the Cloud API"]))
     assert isinstance(cloud, CloudApiGateway)
     assert (cloud.phone_number_id, cloud.access_token) == (
         "106540352242922",
         CLOUD_API["access_token"],
     )
-    assert isinstance(gateway_for(organizations["Plain sandbox"]), SandboxGateway)
+    assert isinstance(
+        gateway_for(Number.objects.default_for(organizations["Plain sandbox"])), SandboxGateway
+    )
     with pytest.raises(ChannelNotConfigured):
-        gateway_for(organizations["Cloud API without its token"])
+        gateway_for(Number.objects.default_for(organizations["Cloud API without its token"]))
     sandbox = organizations["Sandbox with webhook secrets"]
     subscription = {"hub.mode": "subscribe", "hub.verify_token": "sandbox", "hub.challenge": "42"}
     answer = Client().get(f"/webhooks/whatsapp/{sandbox.uuid}", subscription)

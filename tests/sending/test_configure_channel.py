@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import Organization
+from business_numbers import services as number_services
 from business_numbers.gateway import (
     ChannelNotConfigured,
     CloudApiGateway,
@@ -11,7 +12,6 @@ from business_numbers.gateway import (
     gateway_for,
 )
 from business_numbers.models import Number
-from sending import services
 from tests.channel import set_channel, stored_channel
 from tests.contacts.test_contact_counter import on_postgresql, run_concurrently
 from tests.factories import OrganizationFactory
@@ -24,7 +24,7 @@ def configure(*args):
 
 def test_new_organizations_use_the_sandbox(org_a):
     assert stored_channel(org_a).kind == "sandbox"
-    assert isinstance(gateway_for(org_a), SandboxGateway)
+    assert isinstance(gateway_for(Number.objects.default_for(org_a)), SandboxGateway)
 
 
 def test_cloud_api_credentials_switch_to_the_cloud_api(org_a, capsys):
@@ -44,7 +44,7 @@ def test_cloud_api_credentials_switch_to_the_cloud_api(org_a, capsys):
     assert channel.business_account_id == "102290129340398"
     assert channel.app_secret == "0123456789abcdef0123456789abcdef"
     assert channel.verify_token == "let-me-in"
-    gateway = gateway_for(org_a)
+    gateway = gateway_for(Number.objects.default_for(org_a))
     assert isinstance(gateway, CloudApiGateway)
     output = capsys.readouterr()
     for secret in (ACCESS_TOKEN, "0123456789abcdef0123456789abcdef", "let-me-in"):
@@ -117,7 +117,7 @@ def test_cloud_api_without_its_token_is_not_configured(org_a):
     set_channel(org_a, kind="cloud_api", phone_number_id="1")
 
     with pytest.raises(ChannelNotConfigured):
-        gateway_for(org_a)
+        gateway_for(Number.objects.default_for(org_a))
 
 
 @on_postgresql
@@ -133,7 +133,7 @@ def test_concurrent_first_configurations_leave_one_whole_setting():
 
     results = run_concurrently(
         [
-            lambda values=values: services.configure_channel(
+            lambda values=values: number_services.configure_channel(
                 organization=Organization.objects.get(pk=organization.pk), **values
             )
             for values in configurations

@@ -5,18 +5,20 @@ to the description alone fails here."""
 import pytest
 from django.utils import timezone
 
+from business_numbers.api.schema import (
+    MessageTemplateDetail,
+    MessageTemplatePage,
+    TemplateRecordSerializer,
+)
 from business_numbers.representations import template_data
 from sending.api.schema import (
     ChatDetail,
     ChatDetailRecordSerializer,
     ChatPage,
     ChatRecordSerializer,
-    MessageTemplateDetail,
-    MessageTemplatePage,
     SendResponseSerializer,
     SentChatRecordSerializer,
     TemplateChatRecordSerializer,
-    TemplateRecordSerializer,
     TemplateSendResponseSerializer,
 )
 from sending.models import ChatStatusEvent

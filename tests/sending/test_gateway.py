@@ -119,10 +119,10 @@ def test_sandbox_answers_like_the_cloud_api():
 
 @pytest.mark.django_db(transaction=True)
 def test_no_transaction_is_open_while_the_channel_is_called(org_a, graph, settings):
-    from sending import services
+    from business_numbers import services as number_services
     from tests.factories import issue_token
 
-    services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
+    number_services.configure_channel(organization=org_a, phone_number_id="1", access_token="t")
     # This thread's connection object itself (`connection` is a per-thread proxy),
     # read from the server's thread while the request is in flight.
     django_connection = connections["default"]

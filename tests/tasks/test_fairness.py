@@ -1,4 +1,4 @@
-"""Fair sharing between organizations (contract section 16), with a real worker process
+"""Fair sharing between organizations (), with a real worker process
 on PostgreSQL, the Cloud API stand-in and real receivers on loopback, scaled to seconds:
 organization A runs 10 campaigns and has 10 endpoints that never answer; organization
 B's auto-replies reach the channel within 2 s and its events its endpoint within 3 s,
@@ -23,7 +23,6 @@ from events import services as event_services
 from events.models import Delivery
 from messaging_project.worker.models import WorkerHeartbeat
 from messaging_project.worker.priorities import bulk_threads
-from sending import services as sending_services
 from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID, set_channel
 from tests.inbound.conftest import APP_SECRET, answer_hours, deliver, envelope, text_message
 from tests.tasks.processes import environment, start_worker, stop, wait_until
@@ -61,7 +60,7 @@ def template_sends(graph) -> Counter:
 
 
 def b_organization(org_b):
-    sending_services.configure_channel(
+    number_services.configure_channel(
         organization=org_b,
         phone_number_id=PHONE_NUMBER_ID,
         access_token=ACCESS_TOKEN,

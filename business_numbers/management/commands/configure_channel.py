@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.commands import organization_argument
+from business_numbers import services
 from messaging_project.core.commands import command_errors
-from sending import services
 
 
 class Command(BaseCommand):
