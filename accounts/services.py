@@ -17,7 +17,7 @@ from accounts.models import ApiToken, Membership, Organization
 # last_used_at is refreshed at most this often, so a busy token is not a write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 # Apps whose records staff members manage in the admin.
-STAFF_APPS = ("contacts", "canned_replies", "sending", "campaigns", "events")
+STAFF_APPS = ("contacts", "canned_replies", "business_numbers", "sending", "campaigns", "events")
 
 
 class NotFound(ObjectDoesNotExist):

@@ -16,6 +16,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Prefetch
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -27,7 +28,14 @@ from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_org
 from accounts.models import Organization
 from business_numbers import services
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
-from business_numbers.models import MessageTemplate, Number, NumberKind, numbers_of
+from business_numbers.models import (
+    NUMBERS_CACHE,
+    MessageTemplate,
+    Number,
+    NumberKind,
+    default_of,
+    numbers_of,
+)
 from business_numbers.services import SyncResult
 from messaging_project.core.service_admin import ServiceErrorsForm
 
@@ -96,11 +104,10 @@ def sync_organization(organization) -> tuple[str, int]:
     """Sync the templates of each of the organization's numbers; a message for the user
     and its level."""
     try:
-        results = [
-            services.sync_templates(number=number)
-            for number in numbers_of(organization)
-            if number.kind == NumberKind.CLOUD_API or len(numbers_of(organization)) == 1
-        ]
+        numbers = numbers_of(organization) or [Number.objects.default_for(organization)]
+        # Every Cloud API number's; an organization on the sandbox has the sandbox's.
+        cloud = [number for number in numbers if number.kind == NumberKind.CLOUD_API]
+        results = [services.sync_templates(number=number) for number in cloud or numbers[:1]]
     except (GatewayError, ChannelNotConfigured) as error:
         text = gettext("%(organization)s: WhatsApp did not give the templates: %(error)s")
         return text % {"organization": organization, "error": error}, messages.ERROR
@@ -330,7 +337,7 @@ class ChannelKindFilter(admin.SimpleListFilter):
         return NumberKind.choices
 
     def queryset(self, request, queryset):
-        cloud_api = {"number__kind": NumberKind.CLOUD_API, "number__deleted_at": None}
+        cloud_api = {"numbers__kind": NumberKind.CLOUD_API, "numbers__deleted_at": None}
         if self.value() == NumberKind.CLOUD_API:
             return queryset.filter(**cloud_api)
         if self.value() == NumberKind.SANDBOX:  # an organization without settings included
@@ -350,9 +357,19 @@ class OrganizationWithChannelAdmin(OrganizationAdmin):
     list_filter = [ChannelKindFilter]
     actions = ["sync_templates"]
 
+    def get_queryset(self, request):
+        # Each row's numbers in one query, where numbers_of finds them.
+        live = Number.objects.live().order_by("-is_default", "id")
+        return (
+            super()
+            .get_queryset(request)
+            .prefetch_related(Prefetch("numbers", queryset=live, to_attr=NUMBERS_CACHE))
+        )
+
     @admin.display(description=_("channel"))
     def channel(self, organization):
-        return Number.objects.default_for(organization).get_kind_display()
+        default = default_of(organization)  # none yet: the sandbox, made when first needed
+        return (default or Number()).get_kind_display()
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:

@@ -86,6 +86,12 @@ class Number(OrganizationRecord):
     # Never shown back by the API, the admin or the logs.
     SECRET_FIELDS = ("access_token", "app_secret", "verify_token")
 
+    organization = models.ForeignKey(
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="numbers",
+        verbose_name=_("organization"),
+    )
     label = models.CharField(_("label"), max_length=100, blank=True, default="")
     kind = models.CharField(
         _("channel"), max_length=16, choices=NumberKind.choices, default=NumberKind.SANDBOX

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from messaging_project.api.fields import StrictBooleanField, StrictCharField
 
 # The API's names for a number's kind, and the stored ones (docs/numbers.md).
-KINDS = {"sandbox": "sandbox", "cloud": "cloud_api", "cloud_api": "cloud_api"}
+KINDS = {"sandbox": "sandbox", "cloud": "cloud_api"}
 
 
 def refuse_unknown_fields(serializer: serializers.Serializer, attrs: dict[str, Any]) -> None:
@@ -22,7 +22,13 @@ class NumberInputSerializer(serializers.Serializer):
     """`POST /api/numbers`: a Cloud API number with its credentials, or a sandbox number."""
 
     label = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
-    kind = serializers.ChoiceField(choices=sorted(KINDS), required=False, default="cloud")
+    kind = serializers.ChoiceField(
+        choices=["cloud", "sandbox"],
+        required=False,
+        default="cloud",
+        # Not the value echoed back: it may hold text no JSON answer can carry.
+        error_messages={"invalid_choice": "Choose cloud or sandbox."},
+    )
     phone_number_id = StrictCharField(required=False, allow_blank=True, default="", max_length=32)
     business_account_id = StrictCharField(
         required=False, allow_blank=True, default="", max_length=32
@@ -34,7 +40,7 @@ class NumberInputSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         refuse_unknown_fields(self, attrs)
-        attrs["kind"] = KINDS[attrs["kind"]]
+        attrs["kind"] = KINDS[attrs["kind"]]  # the stored name
         return attrs
 
 

@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='number',
             name='organization',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='accounts.organization', verbose_name='organization'),
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='numbers', to='accounts.organization', verbose_name='organization'),
         ),
         migrations.AddField(
             model_name='number',

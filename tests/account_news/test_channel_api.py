@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from business_numbers.gateway import sandbox
+from business_numbers.models import Number
 from contacts.models import Contact
 from sending.models import Chat, ChatStatus, ChatType
 from sending.services.refusals import check_service_window
@@ -179,8 +180,9 @@ def test_without_the_setting_nothing_is_checked(api, org_a):
 def test_the_window_look_up_is_one_indexed_query(enforcing):
     inbound(enforcing, hours_ago=1)
     enforcing.refresh_from_db()
+    number = Number.objects.default_for(enforcing)
     with CaptureQueriesContext(connection) as queries:
-        check_service_window(enforcing, PHONE)
+        check_service_window(enforcing, PHONE, number)
     assert len(queries.captured_queries) <= 2  # the channel settings, if not cached, and it
     if connection.vendor == "postgresql":
         sql = queries.captured_queries[-1]["sql"]

@@ -217,7 +217,9 @@ def test_campaigns_preparing_a_send_get_the_refusal(org_a):
     )
     template = {"name": "promo", "language": {"code": "en"}}
     with pytest.raises(number_services.TemplateNotApproved) as refused:
-        services.prepare_template_send(organization=org_a, template=template)
+        services.prepare_template_send(
+            organization=org_a, number=Number.objects.default_for(org_a), template=template
+        )
     assert refused.value.status == "DISABLED"
     with pytest.raises(number_services.TemplateNotApproved):
         number_services.check_template(number=Number.objects.default_for(org_a), template=template)

@@ -10,6 +10,7 @@ from accounts.services import create_staff_user
 from business_numbers.models import Number
 from contacts.models import ContactImport
 from events.models import Endpoint
+from tests.channel import set_channel
 from tests.factories import (
     CannedReplyFactory,
     ContactFactory,
@@ -21,7 +22,7 @@ from tests.factories import (
 
 PASSWORD = "correct horse battery staple"
 # The prefix of the channel inline's fields on the organization page: the relation's name.
-CHANNEL_INLINE = "channel_settings"
+CHANNEL_INLINE = "numbers"
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +92,14 @@ def make_records(organization, word: str) -> dict:
     endpoint = Endpoint.objects.create(
         organization=organization, url=f"https://{word.lower()}.example/hook"
     )
+    number = set_channel(
+        organization,
+        label=f"{word} line",
+        kind="cloud_api",
+        phone_number_id=f"{organization.pk}{int.from_bytes(word.encode(), 'big') % 10**9}",
+    )
     return {
+        "number": number,
         "endpoint": endpoint,
         "contact": contact,
         "contactgroup": group,

@@ -2,7 +2,6 @@
 saved through sending.services.configure_channel, its secrets never shown back."""
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from accounts.models import Organization
@@ -178,11 +177,11 @@ def test_the_list_shows_and_filters_by_channel(admin_super, cloud_org, org_b):
     assert list(on_sandbox) == [org_b]
 
 
-def test_staff_members_get_no_permission_on_the_channel_settings(staff_a):
-    assert not Permission.objects.filter(
-        content_type__app_label="sending", codename__contains="channel"
-    )
-    assert not staff_a.has_perm("sending.change_channel")
+def test_staff_members_see_their_numbers_read_only(admin_a, records_a):
+    url = reverse("admin:business_numbers_number_change", args=[records_a["number"].pk])
+    assert admin_a.get(url).status_code == 200
+    assert admin_a.post(url, {"label": "Renamed"}).status_code == 403
+    assert Number.objects.get(pk=records_a["number"].pk).label == "Alpha line"
 
 
 @pytest.mark.parametrize("copies", [1, 5])
@@ -192,8 +191,8 @@ def test_the_organization_list_has_a_fixed_query_count(
     for _ in range(copies):
         set_channel(OrganizationFactory(), kind="cloud_api")
         OrganizationFactory()  # on the sandbox, without settings
-    # session, user, the two counts (shown and total), rows with their channel settings (a join)
-    with django_assert_num_queries(5):
+    # session, user, the two counts (shown and total), rows, their numbers (one query)
+    with django_assert_num_queries(6):
         response = admin_super.get(reverse("admin:accounts_organization_changelist"))
     assert response.context["cl"].result_count == 2 * copies
 

@@ -112,14 +112,14 @@ def test_a_refusal_with_values_keeps_them_in_the_translation(admin_super):
     form = {
         "name": "Acme",
         "rate_limit": "",
-        "channel_settings-TOTAL_FORMS": "1",
-        "channel_settings-INITIAL_FORMS": "0",
-        "channel_settings-MIN_NUM_FORMS": "0",
-        "channel_settings-MAX_NUM_FORMS": "1",
-        "channel_settings-0-kind": "cloud_api",
-        "channel_settings-0-phone_number_id": "12345",
-        "channel_settings-0-access_token": "token",
-        "channel_settings-0-app_secret": "two words",
+        "numbers-TOTAL_FORMS": "1",
+        "numbers-INITIAL_FORMS": "0",
+        "numbers-MIN_NUM_FORMS": "0",
+        "numbers-MAX_NUM_FORMS": "1",
+        "numbers-0-kind": "cloud_api",
+        "numbers-0-phone_number_id": "12345",
+        "numbers-0-access_token": "token",
+        "numbers-0-app_secret": "two words",
     }
 
     response = admin_super.post(organization_page, form, HTTP_ACCEPT_LANGUAGE="es")

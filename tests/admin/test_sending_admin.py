@@ -23,9 +23,9 @@ def test_a_chat_shows_its_status_and_error_read_only(admin_a, records_a):
 
 
 def test_chats_and_templates_cannot_be_added_or_deleted(admin_a, records_a):
-    for model in ("chat", "messagetemplate"):
-        assert admin_a.get(reverse(f"admin:sending_{model}_add")).status_code == 403
-        delete = reverse(f"admin:sending_{model}_delete", args=[records_a[model].pk])
+    for app, model in (("sending", "chat"), ("business_numbers", "messagetemplate")):
+        assert admin_a.get(reverse(f"admin:{app}_{model}_add")).status_code == 403
+        delete = reverse(f"admin:{app}_{model}_delete", args=[records_a[model].pk])
         assert admin_a.post(delete, {"post": "yes"}).status_code == 403
 
 

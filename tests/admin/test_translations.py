@@ -23,10 +23,12 @@ LANGUAGES = ["es", "pt_BR"]
 # The directories whose marked strings the catalogs hold (`make messages`).
 SOURCES = [
     "accounts",
+    "business_numbers",
     "campaigns",
     "canned_replies",
     "contacts",
     "events",
+    "inbound",
     "sending",
     "messaging_project",
     "templates",

@@ -84,7 +84,9 @@ def tracked_status(wam_id: str, name: str, callback: str, recipient: str) -> dic
     fixtures = json.loads((PAYLOADS / "pywa_statuses.json").read_text())
     payload = copy.deepcopy(fixtures["payloads"]["with_tracker"])
     value = payload["entry"][0]["changes"][0]["value"]
-    value["metadata"]["phone_number_id"] = Number.objects.exclude(phone_number_id="").get().phone_number_id
+    value["metadata"]["phone_number_id"] = (
+        Number.objects.exclude(phone_number_id="").get().phone_number_id
+    )
     item = value["statuses"][0]
     item.update(
         id=wam_id,
@@ -236,7 +238,12 @@ def test_numbers_messaged_in_the_last_day_do_not_count_against_the_limit(api, cl
 
     health(cloud_org, messaging_limit="TIER_250")
     NewConversation.objects.bulk_create(
-        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        NewConversation(
+            organization=cloud_org,
+            number=Number.objects.default_for(cloud_org),
+            phone=f"1{n:09d}",
+            started_at=timezone.now(),
+        )
         for n in range(250)
     )
     again = create(api, phones=numbers(5))
@@ -250,7 +257,12 @@ def test_numbers_messaged_in_the_last_day_do_not_count_against_the_limit(api, cl
 def test_waiting_recipients_wake_for_an_unlimited_number(api, cloud_org, graph):
     health(cloud_org, messaging_limit="TIER_250")
     NewConversation.objects.bulk_create(
-        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        NewConversation(
+            organization=cloud_org,
+            number=Number.objects.default_for(cloud_org),
+            phone=f"1{n:09d}",
+            started_at=timezone.now(),
+        )
         for n in range(250)
     )
     uuid = create(api, phones=numbers(2))

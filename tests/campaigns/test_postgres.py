@@ -360,7 +360,12 @@ def test_two_workers_never_start_more_new_conversations_than_the_limit(
     Number.objects.filter(organization=cloud_org).update(messaging_limit="TIER_250")
     # 200 of the day's 250 places taken already: 50 are left for the two workers to share.
     NewConversation.objects.bulk_create(
-        NewConversation(organization=cloud_org, phone=f"1{n:09d}", started_at=timezone.now())
+        NewConversation(
+            organization=cloud_org,
+            number=Number.objects.default_for(cloud_org),
+            phone=f"1{n:09d}",
+            started_at=timezone.now(),
+        )
         for n in range(200)
     )
     slow_channel(graph, 0.05)

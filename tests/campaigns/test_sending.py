@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from business_numbers.models import Number
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.pacing import take_turns
@@ -230,8 +231,8 @@ def test_turns_are_one_interval_apart_and_never_in_the_past(org_a, monkeypatch):
     # the second call would rightly start from "now", past the first call's last turn.
     start = timezone.now()
     monkeypatch.setattr(timezone, "now", lambda: start)
-    first = take_turns(organization_id=org_a.pk, rate=50, count=3)
-    then = take_turns(organization_id=org_a.pk, rate=50, count=2)
+    first = take_turns(number_id=Number.objects.default_for(org_a).pk, rate=50, count=3)
+    then = take_turns(number_id=Number.objects.default_for(org_a).pk, rate=50, count=2)
     turns = first + then
 
     gaps = [(b - a).total_seconds() for a, b in zip(turns, turns[1:], strict=False)]
@@ -242,11 +243,11 @@ def test_turns_are_one_interval_apart_and_never_in_the_past(org_a, monkeypatch):
 def test_a_turn_asked_for_late_starts_now_not_in_the_past(org_a, monkeypatch):
     start = timezone.now()
     monkeypatch.setattr(timezone, "now", lambda: start)
-    take_turns(organization_id=org_a.pk, rate=50, count=3)
+    take_turns(number_id=Number.objects.default_for(org_a).pk, rate=50, count=3)
     later = start + timedelta(seconds=5)
     monkeypatch.setattr(timezone, "now", lambda: later)
 
-    assert take_turns(organization_id=org_a.pk, rate=50, count=1) == [later]
+    assert take_turns(number_id=Number.objects.default_for(org_a).pk, rate=50, count=1) == [later]
 
 
 def test_the_gate_lets_no_more_than_the_rate_leave_within_its_window(monkeypatch):
@@ -366,9 +367,11 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
             blocks = {send.contact.pk // ContactBlock.SIZE for send in sends}
             assert len(dispatched) == 10 + len(blocks)
             wait([send.future for send in sends])
-            # BEGIN, the message ids held (PostgreSQL), the chats, endpoints for
-            # message.sent, statuses kept for them, COMMIT; the recipients sent.
-            with django_assert_num_queries(7 if connection.vendor == "postgresql" else 6):
+            # BEGIN, the message ids held (PostgreSQL), the conversations of the number
+            # with the new contacts (looked for, inserted, read back), the chats,
+            # endpoints for message.sent, statuses kept for them, COMMIT; the recipients
+            # sent.
+            with django_assert_num_queries(10 if connection.vendor == "postgresql" else 9):
                 assert record_answered(sender, sends) == []
 
     one_batch(PHONES[:1], 1)

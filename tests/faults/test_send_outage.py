@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from django.db import OperationalError, connection
 
+from business_numbers.models import Number
 from devtools.cloud_api_server import graph_error
 from messaging_project.api.models import IdempotencyKey
 from sending.models import Chat
@@ -253,7 +254,8 @@ def test_a_chat_inserted_again_after_its_commit_went_unanswered_is_stored_once(c
     from tests.factories import ContactFactory
 
     contact = ContactFactory(organization=cloud_org)
-    fields = {"organization": cloud_org, "contact": contact, "type": "outbound"}
+    number = Number.objects.default_for(cloud_org)
+    fields = {"organization": cloud_org, "number": number, "contact": contact, "type": "outbound"}
     first = record(Chat(**fields, wam_id="wamid.ONCE", status="accepted"))
 
     again = record(Chat(**fields, uuid=first.uuid, wam_id="wamid.ONCE", status="accepted"))

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
+from business_numbers.models import Number
 from campaigns.models import Campaign
 from canned_replies.models import CannedReply
 from contacts.models import Contact, ContactGroup
@@ -53,6 +54,14 @@ WEBHOOK = {
     "format": "standard",
 }
 # A valid body for every operation that takes one, holding every field the schema lists.
+NUMBER = {
+    "label": "Support",
+    "kind": "cloud",
+    "phone_number_id": "106540352242999",
+    "business_account_id": "102290129340398",
+    "access_token": "EAAG-support",
+    "is_default": False,
+}
 VALID_BODIES = {
     ("post", "/api/webhooks"): WEBHOOK,
     ("put", "/api/webhooks/{uuid}"): {**WEBHOOK, "is_active": True},
@@ -73,6 +82,7 @@ VALID_BODIES = {
         "footer": "Thanks",
         "buttons": [{"id": "a", "title": "A"}],
         "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
+        "from": "106540352242922",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
@@ -80,6 +90,7 @@ VALID_BODIES = {
     ("post", "/api/send/template"): {
         "phone": PHONE,
         "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
+        "from": "106540352242922",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
@@ -97,12 +108,16 @@ VALID_BODIES = {
         "file_name": "invoice.pdf",
         "id": None,  # an uploaded media id, instead of media_url
         "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
+        "from": "106540352242922",
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
     },
     # A bad value inside a contact fails that row, reported by the import (tests/contacts).
     ("patch", "/api/channel"): {"enforce_service_window": True},
+    ("post", "/api/numbers"): NUMBER,
+    ("put", "/api/numbers/{uuid}"): {**NUMBER, "is_default": False},
+    ("patch", "/api/numbers/{uuid}"): {**NUMBER, "is_default": False},
     ("post", "/api/contacts/import"): {
         "contacts": [{"phone": PHONE, "first_name": "Ada"}],
         "on_duplicate": "skip",
@@ -120,6 +135,7 @@ VALID_BODIES = {
         "phones": [PHONE],
         "scheduled_at": "2100-01-01T00:00:00Z",
         "rate": 10,
+        "from": "106540352242922",
     },
 }
 
@@ -216,6 +232,9 @@ def existing(org_a):
         "/api/canned-replies/{uuid}": CannedReplyFactory(organization=org_a),
         "/api/webhooks/{uuid}": Endpoint.objects.create(
             organization=org_a, url="https://93.184.215.14/hook"
+        ),
+        "/api/numbers/{uuid}": Number.objects.create(
+            organization=org_a, kind="cloud_api", phone_number_id="106540352242998"
         ),
         "/api/campaigns/{uuid}": create_campaign_record(
             organization=org_a, name="c", template={}, phones=[PHONE], rate=1

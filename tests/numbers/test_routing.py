@@ -10,7 +10,7 @@ from sending.models import Chat, Conversation
 from tests.account_news.conftest import account_of, for_account, payload, value_of
 from tests.background import run_tasks
 from tests.channel import set_channel, stored_channel
-from tests.inbound.conftest import APP_SECRET, deliver, envelope, statuses, status, text_message
+from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses, text_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

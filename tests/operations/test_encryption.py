@@ -29,8 +29,11 @@ KEY_2 = Fernet.generate_key().decode()
 
 
 def configure(organization, **overrides):
+    """The organization's default number on the Cloud API; each organization its own id."""
     return number_services.configure_channel(
-        organization=organization, phone_number_id="106540352242922", **{**SECRETS, **overrides}
+        organization=organization,
+        phone_number_id=f"1065403522{organization.pk:05d}",
+        **{**SECRETS, **overrides},
     )
 
 
@@ -236,13 +239,16 @@ def test_the_migration_encrypts_plain_rows_once_and_decrypts_them_backwards(keys
     migrate(BEFORE)
     try:
         # Backwards, the encrypted row went back to plain text.
-        assert raw(encrypted_before, "access_token") == SECRETS["access_token"]
         old = MigrationExecutor(connection).loader.project_state(BEFORE).apps
         OldChannel = old.get_model("sending", "Channel")
+        assert (
+            encryption.raw_value(OldChannel, encrypted_before.pk, "access_token")
+            == SECRETS["access_token"]
+        )
         plain = OldChannel.objects.create(
             organization_id=org_b.pk, kind="cloud_api", phone_number_id="1", **SECRETS
         )
-        assert encryption.raw_value(Number, plain.pk, "app_secret") == SECRETS["app_secret"]
+        assert encryption.raw_value(OldChannel, plain.pk, "app_secret") == SECRETS["app_secret"]
     finally:
         migrate(None)
 

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from business_numbers.gateway import sandbox
+from business_numbers.models import Number
 from contacts.models import Contact
 from sending.models import Chat
 from tests.channel import set_channel
@@ -444,11 +445,12 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
     ContactFactory(organization=org_a, phone=DIGITS)
-    # token; the organization's channel settings; contact look-up; chat insert in its own
-    # savepoint (savepoint, [PostgreSQL: the lock on its id,] insert, the endpoints that
-    # want message.sent (none), the statuses kept aside for its id, release): a repeated
-    # message id then fails that insert alone
-    with django_assert_num_queries(8 + ON_POSTGRESQL):
+    assert send(api).status_code == 200  # the contact's conversation with the number
+    # token; the organization's numbers; contact look-up; chat insert in its own
+    # savepoint (savepoint, [PostgreSQL: the lock on its id,] its conversation, insert,
+    # the endpoints that want message.sent (none), the statuses kept aside for its id,
+    # release): a repeated message id then fails that insert alone
+    with django_assert_num_queries(9 + ON_POSTGRESQL):
         response = send(api, buttons=[{"id": "a", "title": "A"}], header="H")
     assert response.status_code == 200
 
@@ -456,11 +458,13 @@ def test_send_to_a_known_contact_makes_a_fixed_number_of_queries(
 def test_send_to_a_new_number_makes_a_fixed_number_of_queries(
     api, org_a, django_assert_num_queries
 ):
-    # token; the organization's channel settings; contact look-up; the contact's creation
+    Number.objects.default_for(org_a)  # made with the organization's first message
+    # token; the organization's numbers; contact look-up; the contact's creation
     # (savepoint, insert, counts, endpoints for contact.created, release); chat insert in
-    # its savepoint (savepoint, [PostgreSQL: the lock on its id,] insert, endpoints for
-    # message.sent, the statuses kept aside for its id, release)
-    with django_assert_num_queries(13 + ON_POSTGRESQL):
+    # its savepoint (savepoint, [PostgreSQL: the lock on its id,] its conversation looked
+    # for, inserted and read back, insert, endpoints for message.sent, the statuses kept
+    # aside for its id, release)
+    with django_assert_num_queries(16 + ON_POSTGRESQL):
         response = send(api)
     assert response.status_code == 200
 

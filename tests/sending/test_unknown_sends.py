@@ -58,7 +58,9 @@ def tracked_status(wam_id: str, name: str, callback: str, *, at: int | None = No
     fixtures = json.loads((PAYLOADS / "pywa_statuses.json").read_text())
     payload = copy.deepcopy(fixtures["payloads"]["with_tracker"])
     value = payload["entry"][0]["changes"][0]["value"]
-    value["metadata"]["phone_number_id"] = Number.objects.exclude(phone_number_id="").get().phone_number_id
+    value["metadata"]["phone_number_id"] = (
+        Number.objects.exclude(phone_number_id="").get().phone_number_id
+    )
     value["statuses"][0].update(
         id=wam_id,
         status=name,

@@ -15,6 +15,7 @@ import pytest
 from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
+from business_numbers import services as number_services
 from campaigns import services as campaign_services
 from campaigns.models import Campaign, RecipientStatus
 from devtools.silent_receiver import SilentReceiver
