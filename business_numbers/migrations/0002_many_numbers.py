@@ -1,34 +1,10 @@
-"""Many numbers per organization: each existing channel becomes its organization's
-default number (with a uuid), every organization without one gets a sandbox default,
-and each template names its organization's default number."""
-
-import uuid
+"""Many numbers per organization: the channel's table becomes the numbers' (a foreign key
+to the organization, a uuid, a label, a default), and templates name a number. The data
+follows in 0003."""
 
 import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
-
-
-def make_defaults(apps, schema_editor):
-    Organization = apps.get_model('accounts', 'Organization')
-    Number = apps.get_model('business_numbers', 'Number')
-    MessageTemplate = apps.get_model('business_numbers', 'MessageTemplate')
-    db = schema_editor.connection.alias
-    for number in Number.objects.using(db).filter(uuid__isnull=True):
-        Number.objects.using(db).filter(pk=number.pk).update(uuid=uuid.uuid4(), is_default=True)
-    have = Number.objects.using(db).values('organization_id')
-    Number.objects.using(db).bulk_create(
-        [
-            Number(organization_id=pk, kind='sandbox', is_default=True, uuid=uuid.uuid4())
-            for pk in Organization.objects.using(db).exclude(pk__in=have).values_list('pk', flat=True)
-        ]
-    )
-    defaults = models.Subquery(
-        Number.objects.using(db)
-        .filter(organization_id=models.OuterRef('organization_id'), is_default=True)
-        .values('pk')[:1]
-    )
-    MessageTemplate.objects.using(db).update(number=defaults)
 
 
 class Migration(migrations.Migration):
@@ -82,36 +58,5 @@ class Migration(migrations.Migration):
             model_name='messagetemplate',
             name='number',
             field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='templates', to='business_numbers.number', verbose_name='number'),
-        ),
-        migrations.RunPython(make_defaults, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name='number',
-            name='uuid',
-            field=models.UUIDField(default=uuid.uuid4, editable=False, unique=True, verbose_name='uuid'),
-        ),
-        migrations.AlterField(
-            model_name='messagetemplate',
-            name='number',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='templates', to='business_numbers.number', verbose_name='number'),
-        ),
-        migrations.AlterModelOptions(
-            name='number',
-            options={'ordering': ['-is_default', 'id'], 'verbose_name': 'WhatsApp number', 'verbose_name_plural': 'WhatsApp numbers'},
-        ),
-        migrations.RemoveConstraint(
-            model_name='messagetemplate',
-            name='unique_template_language',
-        ),
-        migrations.AddConstraint(
-            model_name='messagetemplate',
-            constraint=models.UniqueConstraint(fields=('number', 'name', 'language'), name='unique_number_template_language'),
-        ),
-        migrations.AddConstraint(
-            model_name='number',
-            constraint=models.UniqueConstraint(condition=models.Q(('deleted_at__isnull', True), models.Q(('phone_number_id', ''), _negated=True)), fields=('phone_number_id',), name='unique_live_phone_number_id'),
-        ),
-        migrations.AddConstraint(
-            model_name='number',
-            constraint=models.UniqueConstraint(condition=models.Q(('deleted_at__isnull', True), ('is_default', True)), fields=('organization',), name='one_default_number'),
         ),
     ]

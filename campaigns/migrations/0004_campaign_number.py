@@ -1,21 +1,9 @@
-"""Campaigns go from one of the organization's numbers (existing ones: the default),
-and the pace and the new conversations are kept per number. The pace rows hold only
-the next moment a message may leave: they are made again as campaigns start."""
+"""Campaigns go from one of the organization's numbers, and the pace and the new
+conversations are kept per number. The pace rows hold only the next moment a message
+may leave: they are made again as campaigns start. 0005 fills the numbers."""
 
 import django.db.models.deletion
 from django.db import migrations, models
-
-
-def backfill(apps, schema_editor):
-    Number = apps.get_model('business_numbers', 'Number')
-    db = schema_editor.connection.alias
-    defaults = models.Subquery(
-        Number.objects.using(db)
-        .filter(organization_id=models.OuterRef('organization_id'), is_default=True)
-        .values('pk')[:1]
-    )
-    for name in ('Campaign', 'NewConversation'):
-        apps.get_model('campaigns', name).objects.using(db).update(number=defaults)
 
 
 class Migration(migrations.Migration):
@@ -43,26 +31,5 @@ class Migration(migrations.Migration):
             model_name='newconversation',
             name='number',
             field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='business_numbers.number'),
-        ),
-        migrations.RunPython(backfill, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name='campaign',
-            name='number',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='business_numbers.number', verbose_name='number'),
-        ),
-        migrations.AlterField(
-            model_name='newconversation',
-            name='number',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='business_numbers.number'),
-        ),
-        migrations.RemoveIndex(model_name='newconversation', name='new_conversations_by_time'),
-        migrations.RemoveIndex(model_name='newconversation', name='new_conversations_by_phone'),
-        migrations.AddIndex(
-            model_name='newconversation',
-            index=models.Index(fields=['number', 'started_at'], name='new_conversations_by_time'),
-        ),
-        migrations.AddIndex(
-            model_name='newconversation',
-            index=models.Index(fields=['number', 'phone'], name='new_conversations_by_phone'),
         ),
     ]

@@ -393,3 +393,56 @@ def test_two_workers_never_start_more_new_conversations_than_the_limit(
     assert len(to) == len(set(to)) == 50
     assert NewConversation.objects.count() == 250
     assert Campaign.objects.get(pk=campaign.pk).status == "running"
+
+
+@pytest.mark.slow
+def test_two_campaigns_on_two_numbers_each_hold_their_own_rate(cloud_org, graph, tmp_path):
+    """Each number has its own pace: two campaigns from two numbers at once each send at
+    their rate, so together the organization sends faster than either rate."""
+    from business_numbers.services import create_number
+
+    support = create_number(
+        organization=cloud_org,
+        label="Support",
+        phone_number_id="106540352242999",
+        access_token="EAAG-support",
+        business_account_id="102290129340398",
+    )
+    arrivals: dict[str, list[float]] = {"106540352242922": [], support.phone_number_id: []}
+    default = graph.default_reply
+
+    def reply(request):
+        arrivals[request.path.split("/")[2]].append(time.time())
+        return dataclasses.replace(default(request), delay=0.05)
+
+    graph.default_reply = reply
+    env = worker_env(tmp_path, graph)
+    log = tmp_path / "workers.log"
+    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "2") for n in range(2)]
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+        campaigns = [
+            services.create_campaign(
+                organization=cloud_org,
+                name=name,
+                template=TEMPLATE,
+                phones=[f"+49151{n:02d}{m:06d}" for m in range(100)],
+                rate=25,
+                sender=sender,
+            )
+            for n, (name, sender) in enumerate([("sales", None), ("support", support)])
+        ]
+        wait_until(
+            lambda: all(Campaign.objects.get(pk=c.pk).status == "completed" for c in campaigns),
+            seconds=120,
+            what="both campaigns",
+        )
+    finally:
+        codes = [stop(worker) for worker in workers]
+
+    assert codes == [0, 0], log.read_text()[-3000:]
+    assert [len(times) for times in arrivals.values()] == [100, 100]
+    for times in arrivals.values():
+        assert busiest_second(times) <= 25 + 1  # each number at its own rate
+    # Both at once: together above either rate, which one shared pace would not allow.
+    assert busiest_second([t for times in arrivals.values() for t in times]) > 26
