@@ -179,8 +179,21 @@ class Delivery(models.Model):
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["endpoint", "-id"], name="endpoint_deliveries"),
-            # The queue the workers drain (events/delivery.py): the pending ones, oldest first.
-            models.Index(fields=["id"], condition=Q(status="pending"), name="pending_deliveries"),
+            # The queue the workers drain (events/queries.py): each endpoint's head of
+            # first attempts (next_attempt_at null, by id) and of retries (by their time),
+            # so that a claim reads a few rows per endpoint whatever the backlog.
+            models.Index(
+                fields=["endpoint", "next_attempt_at", "id"],
+                condition=Q(status="pending", claimed_until__isnull=True),
+                name="due_deliveries",
+            ),
+            # The attempts under way (their leases), a few per endpoint at most: the caps
+            # count them, and one whose lease ran out is due again.
+            models.Index(
+                fields=["endpoint", "claimed_until"],
+                condition=Q(status="pending", claimed_until__isnull=False),
+                name="leased_deliveries",
+            ),
         ]
         constraints = [models.UniqueConstraint(fields=["msg_id"], name="unique_delivery_msg_id")]
 
