@@ -83,6 +83,13 @@ class Endpoint(OrganizationRecord):
     disabled_at = models.DateTimeField(_("disabled at"), null=True, blank=True)
     # The first failed attempt since the last success: five days of failures disable it.
     failing_since = models.DateTimeField(_("failing since"), null=True, blank=True)
+    # The circuit breaker (docs/events.md, "An endpoint that keeps failing"): attempts
+    # failed since the last success; while `open_until` is in the future none of its
+    # deliveries is attempted, once it has passed one attempt at a time probes it, and
+    # `times_opened` (since the last success) lengthens each back-off.
+    failures_in_a_row = models.PositiveIntegerField(_("failures in a row"), default=0)
+    open_until = models.DateTimeField(_("backed off until"), null=True, blank=True)
+    times_opened = models.PositiveSmallIntegerField(_("times backed off"), default=0)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
@@ -107,6 +114,19 @@ class Endpoint(OrganizationRecord):
 
     def subscribes_to(self, event: str) -> bool:
         return not self.events or event in self.events
+
+    def circuit(self, now) -> str:
+        """`closed` (delivered as usual), `open` (backed off until `open_until`) or
+        `half-open` (the back-off is over: one attempt at a time probes it)."""
+        if self.open_until is None:
+            return Circuit.CLOSED
+        return Circuit.OPEN if self.open_until > now else Circuit.HALF_OPEN
+
+
+class Circuit(models.TextChoices):
+    CLOSED = "closed", pgettext_lazy("circuit breaker", "closed")
+    OPEN = "open", pgettext_lazy("circuit breaker", "open")
+    HALF_OPEN = "half-open", pgettext_lazy("circuit breaker", "half-open")
 
 
 class Emission(models.Model):

@@ -60,8 +60,9 @@ DUE = """status = 'pending' AND (
         OR claimed_until < %(now)s
     )"""
 # An endpoint's room: how many more of its deliveries may be under way.
-ROOM = "%(per_endpoint)s"
-TAKING = "TRUE"
+ROOM = """CASE WHEN {endpoints}.open_until IS NULL THEN %(per_endpoint)s ELSE 1 END"""
+# An endpoint that takes deliveries: not backed off, or its back-off is over.
+TAKING = """({endpoints}.open_until IS NULL OR {endpoints}.open_until <= %(now)s)"""
 CLAIM_SQL = """
 WITH busy AS MATERIALIZED (
     SELECT endpoint_id, organization_id FROM {table}

@@ -307,12 +307,20 @@ def create_endpoint(
 
 def update_endpoint(*, endpoint: Endpoint, changes: dict[str, Any]) -> Endpoint:
     """Change only the fields given, while the endpoint is live (Http404 otherwise).
-    Turning it on again forgets why it was turned off and its run of failures."""
+    Turning it on again forgets why it was turned off, its run of failures and its
+    back-off."""
     values = dict(changes)
     if "events" in values:
         values["events"] = sorted(set(values["events"] or []))
     if values.get("is_active") is True:
-        values.update(disabled_reason="", disabled_at=None, failing_since=None)
+        values.update(
+            disabled_reason="",
+            disabled_at=None,
+            failing_since=None,
+            failures_in_a_row=0,
+            open_until=None,
+            times_opened=0,
+        )
     elif values.get("is_active") is False:
         values.setdefault("disabled_reason", TURNED_OFF_BY_ORGANIZATION)
         values.setdefault("disabled_at", timezone.now())
