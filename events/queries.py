@@ -151,18 +151,25 @@ WHERE id IN (SELECT id FROM picked) AND {due}
 RETURNING id, endpoint_id, msg_id, event, body, attempts
 """
 # Whether any endpoint that takes deliveries has one due: an idle worker's look costs
-# this one statement (three index probes per endpoint), not the claim's transaction and
-# lock.
+# this one statement (three index probes per endpoint, by LATERAL, each ordered as its
+# index is: EXISTS subqueries joined by OR were planned as hashed subplans reading every
+# pending row, a bare LIMIT 1 as a sequential scan), not the claim's transaction and lock.
 ANY_DUE_SQL = """
 SELECT EXISTS (
-    SELECT 1 FROM {endpoints} WHERE {taking} AND (
-        EXISTS (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
-            AND status = 'pending' AND claimed_until IS NULL AND next_attempt_at IS NULL)
-        OR EXISTS (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
-            AND status = 'pending' AND claimed_until IS NULL AND next_attempt_at <= %(now)s)
-        OR EXISTS (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
-            AND status = 'pending' AND claimed_until IS NOT NULL AND claimed_until < %(now)s)
-    )
+    SELECT 1 FROM {endpoints} CROSS JOIN LATERAL (
+        (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
+            AND status = 'pending' AND claimed_until IS NULL AND next_attempt_at IS NULL
+         ORDER BY id LIMIT 1)
+        UNION ALL
+        (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
+            AND status = 'pending' AND claimed_until IS NULL AND next_attempt_at <= %(now)s
+         ORDER BY next_attempt_at, id LIMIT 1)
+        UNION ALL
+        (SELECT 1 FROM {table} WHERE endpoint_id = {endpoints}.id
+            AND status = 'pending' AND claimed_until IS NOT NULL AND claimed_until < %(now)s
+         ORDER BY claimed_until LIMIT 1)
+    ) due
+    WHERE {taking}
 )
 """
 # One key (of the two-integer key space, apart from sending's one-integer keys) that
