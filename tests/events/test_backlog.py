@@ -1,11 +1,13 @@
 """A backlog of deliveries to dead endpoints does not make the claim dearer: on
 PostgreSQL the claim reads each endpoint's head through an index (docs/events.md), so
 it touches as many rows, and takes about as long, beside 50,000 pending deliveries as
-beside 1,000."""
+beside 1,000. That holds for an endpoint with nothing pending too: a probe of its head
+that walked the primary key instead read the whole backlog to find nothing there."""
 
 import json
 import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -13,6 +15,7 @@ from django.utils import timezone
 
 from events import queries, services
 from events.delivery import claim, fan_out_all, lease
+from events.models import Endpoint
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
 
@@ -35,7 +38,8 @@ FROM generate_series(%(start)s, %(start)s + %(count)s - 1) AS n
 
 @pytest.fixture
 def dead(settings):
-    """An organization with ten endpoints that never answer, and another with one."""
+    """An organization with ten endpoints that never answer, and another organization
+    with one endpoint that has nothing pending (as in bench/backlog.py)."""
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 4
     settings.WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION = 16
     organization = OrganizationFactory()
@@ -43,6 +47,7 @@ def dead(settings):
         services.create_endpoint(organization=organization, url=f"https://dead.example.com/{n}")
         for n in range(10)
     ]
+    services.create_endpoint(organization=OrganizationFactory(), url="https://quiet.example.com/")
     return organization, [endpoint.pk for endpoint in endpoints]
 
 
@@ -126,6 +131,20 @@ def test_the_claim_reads_as_many_rows_beside_50000_pending_as_beside_1000(dead):
     assert pages_touched(large) <= 2 * pages_touched(small) + 50
     # Generous, for a shared machine: numbering every due row took 50 times as long.
     assert large_ms <= 3 * small_ms + 5, (small_ms, large_ms)
+
+
+def test_the_idle_look_reads_no_backlog_when_nothing_is_due(dead):
+    """The dead endpoints backed off: only the quiet endpoint takes deliveries, and it
+    has none; the look says so from its index heads, not by reading the backlog."""
+    organization, endpoints = dead
+    add_backlog(organization, endpoints, 0, 50_000)
+    Endpoint.objects.filter(pk__in=endpoints).update(open_until=timezone.now() + timedelta(hours=1))
+
+    look = claim_plan(queries.ANY_DUE_SQL)
+
+    assert delivery_rows_read(look) <= 10, json.dumps(look)
+    assert pages_touched(look) <= 50, json.dumps(look)
+    assert claim(32) == []
 
 
 def test_beside_the_backlog_another_organizations_deliveries_are_taken(dead):
