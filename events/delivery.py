@@ -45,7 +45,7 @@ from standardwebhooks import Webhook
 
 from events import queries, services
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
-from events.services import DISABLE_AFTER
+from events.services import DISABLE_AFTER, NOT_SENT
 from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
@@ -69,7 +69,6 @@ GATHER = 0.02
 # How often a worker looks for new emissions and due deliveries (retries come due): a
 # DELETE and an indexed UPDATE that find nothing, ten a second each, when idle.
 POLL = 0.1
-NOT_SENT = "The endpoint was deleted or turned off."
 # Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
 FAN_OUT_BATCH = 200
 
