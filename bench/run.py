@@ -23,6 +23,7 @@ from bench import (
     account_news,
     api,
     autoreply,
+    backlog,
     campaigns,
     chart,
     contacts_import,
@@ -44,6 +45,7 @@ SCENARIOS = {
     "campaigns": campaigns.run,
     "media": media.run,
     "fairness": fairness.run,
+    "backlog": backlog.run,
     "account_news": account_news.run,
     "contacts_import": contacts_import.run,
 }

@@ -72,6 +72,9 @@ class EndpointAdmin(OrganizationScopedAdmin):
         "disabled_reason",
         "disabled_at",
         "failing_since",
+        "failures_in_a_row",
+        "open_until",
+        "times_opened",
         "created_at",
         "updated_at",
     ]

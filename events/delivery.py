@@ -45,7 +45,7 @@ from standardwebhooks import Webhook
 
 from events import queries, services
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
-from events.services import DISABLE_AFTER
+from events.services import DISABLE_AFTER, NOT_SENT
 from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, public_session
@@ -69,7 +69,6 @@ GATHER = 0.02
 # How often a worker looks for new emissions and due deliveries (retries come due): a
 # DELETE and an indexed UPDATE that find nothing, ten a second each, when idle.
 POLL = 0.1
-NOT_SENT = "The endpoint was deleted or turned off."
 # Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
 FAN_OUT_BATCH = 200
 
@@ -243,7 +242,7 @@ def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int,
     for item, endpoint, outcome in results:
         if outcome.succeeded:
             succeeded.setdefault((outcome.response_status, item.lease), []).append(item.pk)
-            if endpoint is not None and endpoint.failing_since is not None:
+            if endpoint is not None and failing(endpoint):
                 recovered.add(endpoint.pk)
             states[item.pk] = DeliveryStatus.SUCCEEDED
     for (response_status, until), ids in succeeded.items():
@@ -256,7 +255,9 @@ def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int,
         )
         EVENT_WEBHOOK_DELIVERIES.labels(result=DeliveryStatus.SUCCEEDED).inc(len(ids))
     if recovered:  # as read at the claim: a failure recorded since is cleared too
-        Endpoint.objects.filter(pk__in=recovered).update(failing_since=None)
+        Endpoint.objects.filter(pk__in=recovered).update(
+            failing_since=None, failures_in_a_row=0, open_until=None, times_opened=0
+        )
     for item, endpoint, outcome in results:
         if not outcome.succeeded:
             states[item.pk] = record_failure(item, endpoint, outcome, now)
@@ -282,6 +283,7 @@ def record_failure(item: Claimed, endpoint: Endpoint | None, outcome: Outcome, n
             state = DeliveryStatus.FAILED
         if endpoint is not None and endpoint.is_active and endpoint.deleted_at is None:
             note_failure(endpoint, now)
+            back_off(endpoint.pk, now)
     EVENT_WEBHOOK_DELIVERIES.labels(result=state).inc()
     logger.warning(
         "Event delivery %s (%s) attempt %s failed, %s: %s",
@@ -305,6 +307,41 @@ def note_failure(endpoint: Endpoint, now: datetime) -> None:
         )
     elif endpoint.failing_since <= now - DISABLE_AFTER:
         services.disable_failing_endpoint(endpoint_id=endpoint.pk, now=now)
+
+
+def failing(endpoint: Endpoint) -> bool:
+    """Whether the endpoint, as read at the claim, had failures a success would end."""
+    return bool(
+        endpoint.failing_since is not None
+        or endpoint.failures_in_a_row
+        or endpoint.open_until is not None
+    )
+
+
+def back_off(endpoint_id: int, now: datetime) -> None:
+    """The circuit breaker (docs/events.md): count the failed attempt; after
+    WEBHOOK_BREAKER_FAILURES in a row, back the endpoint off as a whole for the first
+    delay of WEBHOOK_BREAKER_BACKOFF (the claim takes none of its deliveries until
+    `open_until`, then one at a time). A failure once that time has passed (the probe's)
+    backs it off again for the next delay; one while it is backed off (an attempt from
+    before) only counts. The endpoint's row is locked (FOR NO KEY UPDATE: the fan-out's
+    foreign-key checks still pass), so of failures recorded at once one decides."""
+    threshold, delays = settings.WEBHOOK_BREAKER_FAILURES, settings.WEBHOOK_BREAKER_BACKOFF
+    row = (
+        Endpoint.objects.select_for_update(no_key=True)
+        .filter(pk=endpoint_id)
+        .values_list("failures_in_a_row", "open_until", "times_opened")
+        .first()
+    )
+    if row is None:
+        return
+    failures, open_until, times_opened = row
+    changes: dict = {"failures_in_a_row": failures + 1}
+    opens = open_until is None and threshold and failures + 1 >= threshold
+    if delays and (opens or (open_until is not None and open_until <= now)):
+        delay = delays[min(times_opened, len(delays) - 1)]
+        changes.update(open_until=now + timedelta(seconds=delay), times_opened=times_opened + 1)
+    Endpoint.objects.filter(pk=endpoint_id).update(**changes)
 
 
 def attempt(item: Claimed, endpoint: Endpoint | None) -> Outcome:

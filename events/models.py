@@ -83,6 +83,13 @@ class Endpoint(OrganizationRecord):
     disabled_at = models.DateTimeField(_("disabled at"), null=True, blank=True)
     # The first failed attempt since the last success: five days of failures disable it.
     failing_since = models.DateTimeField(_("failing since"), null=True, blank=True)
+    # The circuit breaker (docs/events.md, "An endpoint that keeps failing"): attempts
+    # failed since the last success; while `open_until` is in the future none of its
+    # deliveries is attempted, once it has passed one attempt at a time probes it, and
+    # `times_opened` (since the last success) lengthens each back-off.
+    failures_in_a_row = models.PositiveIntegerField(_("failures in a row"), default=0)
+    open_until = models.DateTimeField(_("backed off until"), null=True, blank=True)
+    times_opened = models.PositiveSmallIntegerField(_("times backed off"), default=0)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):
@@ -107,6 +114,19 @@ class Endpoint(OrganizationRecord):
 
     def subscribes_to(self, event: str) -> bool:
         return not self.events or event in self.events
+
+    def circuit(self, now) -> str:
+        """`closed` (delivered as usual), `open` (backed off until `open_until`) or
+        `half-open` (the back-off is over: one attempt at a time probes it)."""
+        if self.open_until is None:
+            return Circuit.CLOSED
+        return Circuit.OPEN if self.open_until > now else Circuit.HALF_OPEN
+
+
+class Circuit(models.TextChoices):
+    CLOSED = "closed", pgettext_lazy("circuit breaker", "closed")
+    OPEN = "open", pgettext_lazy("circuit breaker", "open")
+    HALF_OPEN = "half-open", pgettext_lazy("circuit breaker", "half-open")
 
 
 class Emission(models.Model):
@@ -179,8 +199,21 @@ class Delivery(models.Model):
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["endpoint", "-id"], name="endpoint_deliveries"),
-            # The queue the workers drain (events/delivery.py): the pending ones, oldest first.
-            models.Index(fields=["id"], condition=Q(status="pending"), name="pending_deliveries"),
+            # The queue the workers drain (events/queries.py): each endpoint's head of
+            # first attempts (next_attempt_at null, by id) and of retries (by their time),
+            # so that a claim reads a few rows per endpoint whatever the backlog.
+            models.Index(
+                fields=["endpoint", "next_attempt_at", "id"],
+                condition=Q(status="pending", claimed_until__isnull=True),
+                name="due_deliveries",
+            ),
+            # The attempts under way (their leases), a few per endpoint at most: the caps
+            # count them, and one whose lease ran out is due again.
+            models.Index(
+                fields=["endpoint", "claimed_until"],
+                condition=Q(status="pending", claimed_until__isnull=False),
+                name="leased_deliveries",
+            ),
         ]
         constraints = [models.UniqueConstraint(fields=["msg_id"], name="unique_delivery_msg_id")]
 

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.utils import timezone
+
 from events.models import Delivery, Endpoint
 from messaging_project.core.formats import iso_datetime
 
@@ -16,6 +18,9 @@ def endpoint_listed(endpoint: Endpoint) -> dict[str, Any]:
         "is_active": endpoint.is_active,
         "disabled_reason": endpoint.disabled_reason or None,
         "disabled_at": iso_datetime(endpoint.disabled_at),
+        "circuit": endpoint.circuit(timezone.now()),
+        "backed_off_until": iso_datetime(endpoint.open_until),
+        "failures_in_a_row": endpoint.failures_in_a_row,
         "created_at": iso_datetime(endpoint.created_at),
         "updated_at": iso_datetime(endpoint.updated_at),
     }

@@ -395,6 +395,12 @@ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = int(env_number("WEBHOOK_MAX_IN_FLIGHT_PER_E
 WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION = int(
     env_number("WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION", 16)
 )
+# An endpoint whose last WEBHOOK_BREAKER_FAILURES attempts failed is backed off as a
+# whole: nothing is attempted for the first delay of WEBHOOK_BREAKER_BACKOFF (seconds),
+# then one attempt probes it; each failed probe backs it off for the next delay (the last
+# repeats), a success ends it (docs/events.md). 0 failures, or no delays: never.
+WEBHOOK_BREAKER_FAILURES = int(env_number("WEBHOOK_BREAKER_FAILURES", 5, minimum=0))
+WEBHOOK_BREAKER_BACKOFF = env_delays("WEBHOOK_BREAKER_BACKOFF", [30, 60, 300, 900, 1800, 3600])
 
 # Background work (docs/operations.md): tasks are rows in this database, written on the
 # caller's connection, so inside a transaction they commit (or roll back) with the data

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_view
 from rest_framework import serializers
 
 from events.api.serializers import EndpointEditSerializer, EndpointInputSerializer
-from events.models import DeliveryStatus, Event, Format
+from events.models import Circuit, DeliveryStatus, Event, Format
 from messaging_project.api.schema import (
     WriteResultSerializer,
     described,
@@ -36,6 +36,17 @@ class EndpointListedSerializer(serializers.Serializer):
     is_active = serializers.BooleanField()
     disabled_reason = text("Why it was turned off; null while it is on.", null=True)
     disabled_at = text("When it was turned off; null while it is on. " + ISO, null=True)
+    circuit = serializers.ChoiceField(
+        choices=Circuit.choices,
+        help_text="The circuit breaker: `closed` (delivered as usual), `open` (backed off "
+        "after failures in a row, nothing attempted), `half-open` (one attempt probes it).",
+    )
+    backed_off_until = text(
+        "Until when it is backed off (then probed); null while it is closed. " + ISO, null=True
+    )
+    failures_in_a_row = serializers.IntegerField(
+        help_text="Attempts failed since the last success."
+    )
     created_at = text(ISO)
     updated_at = text(ISO)
 
