@@ -13,13 +13,16 @@ A row is `[number, {field: value}]`: the five known fields under their own names
 under `metadata`, the other columns by their header as written, with their text.
 """
 
+import codecs
 import csv
 import io
 import json
 import re
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.utils.translation import gettext_noop
 
 # The largest file (and JSON body) taken, and the most rows; the web server and the API's
@@ -63,35 +66,60 @@ class ImportRefused(ValidationError):
     """The whole file is unusable; nothing was stored."""
 
 
-def refuse(field: str, message: str, **params: Any) -> ImportRefused:
-    return ImportRefused({field: [ValidationError(message, params=params or None)]})
+def refuse(key: str, message: str, **params: Any) -> ImportRefused:
+    return ImportRefused({key: [ValidationError(message, params=params or None)]})
 
 
 def column_key(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name.strip().lower())
 
 
-def decoded(data: bytes) -> str:
-    """The file's text: UTF-8 (a byte-order mark dropped), else Latin-1."""
-    if b"\x00" in data:  # UTF-16, a spreadsheet's binary format, an image...
-        raise refuse("file", NOT_CSV)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+def file_encoding(file: File) -> str:
+    """How the file's text is read: UTF-8 (a byte-order mark dropped), else Latin-1.
+    Read a chunk at a time: the file is never held whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    utf8 = True
+    for chunk in file.chunks():
+        if b"\x00" in chunk:  # UTF-16, a spreadsheet's binary format, an image...
+            raise refuse("file", NOT_CSV)
+        if utf8:
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                utf8 = False
+    if utf8:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            utf8 = False
+    return "utf-8-sig" if utf8 else "latin-1"
 
 
-def header_of(text: str, delimiter: str) -> list[str]:
-    first = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+def text_lines(file: File, encoding: str) -> Iterator[str]:
+    """The file's lines as text, from its start. A line end is one byte in both
+    encodings, so each line decodes on its own; File splits at \n, \r and \r\n,
+    keeping the ends, and the csv reader joins a quoted cell's lines again."""
+    file.seek(0)
+    first = True
+    for line in file:
+        text = line.decode(encoding)
+        if first:
+            text = text.removeprefix("\ufeff")
+            first = False
+        yield text
+
+
+def header_of(file: File, encoding: str, delimiter: str) -> list[str]:
+    first = next(csv.reader(text_lines(file, encoding), delimiter=delimiter), [])
     return [name.strip() for name in first]
 
 
-def chosen_delimiter(text: str) -> str:
+def chosen_delimiter(file: File, encoding: str) -> str:
     """The delimiter whose header row names a phone column; of several, the one giving
     the most columns (a header `phone;name,surname` is two columns by semicolon)."""
     found = []
     for delimiter in DELIMITERS:
-        header = header_of(text, delimiter)
+        header = header_of(file, encoding, delimiter)
         if any(COLUMNS.get(column_key(name)) == "phone" for name in header):
             found.append((len(header), delimiter))
     if not found:
@@ -100,36 +128,42 @@ def chosen_delimiter(text: str) -> str:
 
 
 class CheckedCsv(NamedTuple):
-    text: str
+    """A file that passed every check, its encoding and its number of rows."""
+
+    file: File
+    encoding: str
     rows: int
 
 
-def checked_csv(data: bytes) -> CheckedCsv:
-    """A CSV file's text and its number of rows, once every check csv_rows makes has
-    passed (ImportRefused otherwise), without making its rows: the web process stores the
-    text, and the import's task reads it (a 100,000-row file's rows cost the request more
-    than a second of the interpreter, which its other requests wait for)."""
-    text, _rows, count = read_csv(data, with_rows=False)
-    return CheckedCsv(text, count)
+def checked_csv(file: File) -> CheckedCsv:
+    """A CSV file once every check csv_rows makes has passed (ImportRefused otherwise),
+    read a line at a time and without making its rows: the web process streams the file
+    to storage, and the import's task reads it (a 100,000-row file's rows cost the
+    request more than a second of the interpreter, which its other requests wait for)."""
+    encoding, _rows, count = read_csv(file, with_rows=False)
+    return CheckedCsv(file, encoding, count)
 
 
-def csv_rows(data: bytes) -> list[Row]:
+def csv_rows(data: bytes | File, encoding: str | None = None) -> list[Row]:
     """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
-    return read_csv(data, with_rows=True)[1]
+    file = data if isinstance(data, File) else File(io.BytesIO(data))
+    return read_csv(file, with_rows=True, encoding=encoding)[1]
 
 
-def read_csv(data: bytes, *, with_rows: bool) -> tuple[str, list[Row], int]:
-    """The file's text, its rows (none unless `with_rows`) and their number."""
-    if len(data) > MAX_BYTES:
+def read_csv(
+    file: File, *, with_rows: bool, encoding: str | None = None
+) -> tuple[str, list[Row], int]:
+    """The file's encoding, its rows (none unless `with_rows`) and their number."""
+    if file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
-    text = decoded(data)
-    if not text.strip():
+    encoding = encoding or file_encoding(file)
+    if not any(line.strip() for line in text_lines(file, encoding)):
         raise refuse("file", EMPTY_FILE)
-    delimiter = chosen_delimiter(text)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[Row] = []
     count = 0
-    try:
+    try:  # a cell over the csv module's field limit may be anywhere, the header too
+        delimiter = chosen_delimiter(file, encoding)
+        reader = csv.reader(text_lines(file, encoding), delimiter=delimiter, strict=True)
         header = [name.strip() for name in next(reader)]
         fields = header_fields(header)
         for record in reader:
@@ -143,9 +177,11 @@ def read_csv(data: bytes, *, with_rows: bool) -> tuple[str, list[Row], int]:
                 rows.append([reader.line_num, row_values(fields, header, record)])
     except csv.Error as error:
         raise refuse("file", UNREADABLE_CSV, reason=str(error)) from None
+    except StopIteration:  # no line at all
+        raise refuse("file", EMPTY_FILE) from None
     if not count:
         raise refuse("file", EMPTY_FILE)
-    return text, rows, count
+    return encoding, rows, count
 
 
 def header_fields(header: list[str]) -> list[str | None]:
