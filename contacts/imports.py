@@ -25,6 +25,8 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.utils.translation import gettext_noop
 
+from contacts.representations import unmarked_cell
+
 # The largest file (and JSON body) taken, and the most rows; the web server and the API's
 # body limit let a request this large through to the import alone (settings).
 MAX_BYTES = 20 * 1024 * 1024
@@ -199,7 +201,7 @@ def row_values(fields: list[str | None], header: list[str], record: list[str]) -
     values: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     for field, name, value in zip(fields, header, record, strict=False):
-        value = value.strip()
+        value = unmarked_cell(value.strip())  # as the export marked it (docs/contacts.md)
         if field == "metadata":
             metadata.update(metadata_object(value))
         elif field is not None:
