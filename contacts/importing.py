@@ -35,7 +35,7 @@ from contacts.models import (
     OnDuplicate,
 )
 from contacts.representations import contact_import_data
-from contacts.services import adjust_live_count, create_contact_group
+from contacts.services import adjust_live_counts, create_contact_group
 from events.models import Event
 from events.services import emit_event
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
@@ -304,9 +304,9 @@ def insert_new_contacts(
     if not rows:
         return {}
     organization_id = contact_import.organization_id
-    # The total's row started first, if missing, from a count without these contacts: a
-    # row started after them would count them once, and each block's delta again.
-    adjust_live_count(organization_id=organization_id, contact_id=0, delta=0)
+    # The counters are taken after the insert, never before it: an import that held the
+    # total's row while its insert waited for a number a single create held (which then
+    # waited for the total) was a deadlock.
     if connection.vendor == "postgresql":
         values = [
             {field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata") if row[field]}
@@ -328,10 +328,8 @@ def insert_new_contacts(
     per_block: dict[int, int] = {}
     for pk in ids.values():
         per_block[pk // ContactBlock.SIZE] = per_block.get(pk // ContactBlock.SIZE, 0) + 1
-    for block, count in per_block.items():
-        adjust_live_count(
-            organization_id=organization_id, contact_id=block * ContactBlock.SIZE, delta=count
-        )
+    if per_block:
+        adjust_live_counts(organization_id=organization_id, per_block=per_block)
     return ids
 
 
