@@ -19,6 +19,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
@@ -97,22 +98,24 @@ def file_encoding(file: File) -> str:
     return "utf-8-sig" if utf8 else "latin-1"
 
 
-def text_lines(file: File, encoding: str) -> Iterator[str]:
-    """The file's lines as text, from its start. A line end is one byte in both
-    encodings, so each line decodes on its own; File splits at \n, \r and \r\n,
-    keeping the ends, and the csv reader joins a quoted cell's lines again."""
-    file.seek(0)
-    first = True
-    for line in file:
-        text = line.decode(encoding)
-        if first:
-            text = text.removeprefix("\ufeff")
-            first = False
+@contextmanager
+def text_of(file: File, encoding: str) -> Iterator[io.TextIOWrapper]:
+    """The file's text from its start, read a buffer at a time (newline="": the csv
+    reader splits lines itself, quoted line breaks included); the file stays open."""
+    raw = file
+    while isinstance(raw, File):  # the binary file under Django's wrappers
+        raw = raw.file
+    raw.seek(0)
+    text = io.TextIOWrapper(raw, encoding=encoding, newline="")
+    try:
         yield text
+    finally:
+        text.detach()
 
 
 def header_of(file: File, encoding: str, delimiter: str) -> list[str]:
-    first = next(csv.reader(text_lines(file, encoding), delimiter=delimiter), [])
+    with text_of(file, encoding) as text:
+        first = next(csv.reader(text, delimiter=delimiter), [])
     return [name.strip() for name in first]
 
 
@@ -159,24 +162,26 @@ def read_csv(
     if file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
     encoding = encoding or file_encoding(file)
-    if not any(line.strip() for line in text_lines(file, encoding)):
-        raise refuse("file", EMPTY_FILE)
+    with text_of(file, encoding) as text:
+        if not any(line.strip() for line in text):
+            raise refuse("file", EMPTY_FILE)
     rows: list[Row] = []
     count = 0
     try:  # a cell over the csv module's field limit may be anywhere, the header too
         delimiter = chosen_delimiter(file, encoding)
-        reader = csv.reader(text_lines(file, encoding), delimiter=delimiter, strict=True)
-        header = [name.strip() for name in next(reader)]
-        fields = header_fields(header)
-        for record in reader:
-            if not any(value.strip() for value in record):
-                continue  # a blank line
-            if count >= MAX_ROWS:
-                raise refuse("file", TOO_MANY_ROWS)
-            count += 1
-            if with_rows:
-                # The spreadsheet's row number: the header is row 1.
-                rows.append([reader.line_num, row_values(fields, header, record)])
+        with text_of(file, encoding) as text:
+            reader = csv.reader(text, delimiter=delimiter, strict=True)
+            header = [name.strip() for name in next(reader)]
+            fields = header_fields(header)
+            for record in reader:
+                if not "".join(record).strip():
+                    continue  # a blank line
+                if count >= MAX_ROWS:
+                    raise refuse("file", TOO_MANY_ROWS)
+                count += 1
+                if with_rows:
+                    # The spreadsheet's row number: the header is row 1.
+                    rows.append([reader.line_num, row_values(fields, header, record)])
     except csv.Error as error:
         raise refuse("file", UNREADABLE_CSV, reason=str(error)) from None
     except StopIteration:  # no line at all
