@@ -5,9 +5,13 @@ stored: the encoding (UTF-8 with or without a byte-order mark; anything else is 
 Latin-1, as spreadsheets on Windows export it), the delimiter (comma, semicolon or tab,
 chosen by the header row), the header (it must name a phone column), the size and the
 number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The web
-process only checks a file (checked_csv) and stores its text; the task makes its rows. The rows'
-own values (a bad phone, a bad email) are checked row by row when the import runs
+process only checks a file (checked_csv), reading it a buffer at a time, and streams it to
+storage; the task makes its rows. The rows' own values (a bad phone, a bad email, text a
+database cannot store) are checked row by row when the import runs
 (contacts.importing.import_rows), so that one bad row does not stop the others.
+
+Cells marked as text by the export (a `'` before a formula's first character) are read
+without the mark (contacts.representations.unmarked_cell).
 
 A row is `[number, {field: value}]`: the five known fields under their own names and,
 under `metadata`, the other columns by their header as written, with their text.
