@@ -284,9 +284,7 @@ class ContactImportForm(forms.Form):
         upload = data.get("file")
         if upload is not None:
             try:
-                if upload.size > imports.MAX_BYTES:
-                    raise imports.refuse("file", imports.TOO_LARGE)
-                data["csv_file"] = imports.checked_csv(upload.read())
+                data["csv_file"] = imports.checked_csv(upload)
             except imports.ImportRefused as refused:
                 self.add_error(None, translated(refused))
         return data

@@ -10,11 +10,15 @@ batch's insert and its updates are one statement each (contacts/queries.py); els
 the ORM's bulk writes.
 """
 
+import json
 import logging
+import tempfile
 import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
 from django.core.validators import validate_email
 from django.db import OperationalError, connection, transaction
 from django.db.models import F
@@ -31,11 +35,11 @@ from contacts.models import (
     OnDuplicate,
 )
 from contacts.representations import contact_import_data
-from contacts.services import adjust_live_count, create_contact_group
+from contacts.services import adjust_live_counts, create_contact_group
 from events.models import Event
 from events.services import emit_event
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
-from messaging_project.core.storable import json_problem
+from messaging_project.core.storable import json_problem, without_unstorable
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +55,8 @@ ROW_GROUP_GONE = gettext_noop("The contact group was deleted during the import."
 IMPORTED_TEXT_FIELDS = ("first_name", "last_name", "email")
 # What a new contact takes from its row, besides the metadata.
 NEW_CONTACT_FIELDS = ("phone", *IMPORTED_TEXT_FIELDS, "contact_group_id")
+# The most of a failed row's phone its error repeats.
+ERROR_PHONE_LENGTH = 64
 # How deep a JSON import's metadata may nest.
 METADATA_DEPTH = 8
 
@@ -123,9 +129,43 @@ def run_contact_import(*, import_id: int) -> str:
     return ImportStatus.COMPLETED
 
 
+# Where imports' files are kept in the default storage until they are done.
+STORAGE_FOLDER = "contact-imports"
+
+
+def store_csv(import_uuid: uuid.UUID, file: File) -> str:
+    """Stream a checked CSV file to the default storage; its name there."""
+    file.seek(0)
+    return default_storage.save(f"{STORAGE_FOLDER}/{import_uuid}.csv", file)
+
+
+def store_rows(import_uuid: uuid.UUID, rows: list[list]) -> str:
+    """A JSON list's rows, one JSON line each, to the default storage; its name there.
+    json.dumps writes NUL and lone surrogates as escapes, so any text can be stored
+    there; the task refuses such a row when it reads it back (checked_row)."""
+    with tempfile.TemporaryFile() as spooled:
+        for row in rows:
+            spooled.write(json.dumps(row).encode() + b"\n")
+        return default_storage.save(f"{STORAGE_FOLDER}/{import_uuid}.jsonl", File(spooled))
+
+
+def delete_stored(name: str) -> None:
+    if name:
+        try:
+            default_storage.delete(name)
+        except OSError:  # gone already; a failed delete leaves a file, not a wrong import
+            logger.warning("Could not delete the import file %s", name, exc_info=True)
+
+
 def rows_of(contact_import: ContactImport) -> list[list]:
-    """The import's rows: a JSON list's as stored, a CSV file's read from its text."""
-    if contact_import.source:  # checked when it came: it reads as it did then
+    """The import's rows, read from its stored file (a CSV file was checked when it came:
+    it reads as it did then); an import started by an earlier version from its record."""
+    if contact_import.stored_file:
+        with default_storage.open(contact_import.stored_file, "rb") as stored:
+            if contact_import.stored_file.endswith(".jsonl"):
+                return [json.loads(line) for line in stored if line.strip()]
+            return imports.csv_rows(File(stored), contact_import.encoding or None)
+    if contact_import.source:
         return imports.csv_rows(contact_import.source.encode())
     return contact_import.rows
 
@@ -169,6 +209,8 @@ def finish_import(contact_import: ContactImport, status: str) -> None:
             pk=contact_import.pk, status=ImportStatus.RUNNING
         ).update(status=status, rows=[], source="", finished_at=now, updated_at=now)
         if changed:
+            stored = contact_import.stored_file
+            transaction.on_commit(lambda: delete_stored(stored))
             contact_import = ContactImport.objects.defer("rows", "source").get(pk=contact_import.pk)
             emit_event(
                 organization_id=contact_import.organization_id,
@@ -189,9 +231,9 @@ def import_rows(
         try:
             checked.append((number, checked_row(values)))
         except RowRefused as refused:
-            errors.append(
-                {"row": number, "phone": str(values.get("phone") or ""), "message": str(refused)}
-            )
+            # The phone as sent, shortened and without what the errors' jsonb cannot hold.
+            phone = without_unstorable(str(values.get("phone") or ""))[:ERROR_PHONE_LENGTH]
+            errors.append({"row": number, "phone": phone, "message": str(refused)})
     organization_id = contact_import.organization_id
     default_group = contact_import.contact_group_id
     group_ids = resolve_groups(contact_import, [row for _n, row in checked], groups)
@@ -262,9 +304,9 @@ def insert_new_contacts(
     if not rows:
         return {}
     organization_id = contact_import.organization_id
-    # The total's row started first, if missing, from a count without these contacts: a
-    # row started after them would count them once, and each block's delta again.
-    adjust_live_count(organization_id=organization_id, contact_id=0, delta=0)
+    # The counters are taken after the insert, never before it: an import that held the
+    # total's row while its insert waited for a number a single create held (which then
+    # waited for the total) was a deadlock.
     if connection.vendor == "postgresql":
         values = [
             {field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata") if row[field]}
@@ -286,10 +328,8 @@ def insert_new_contacts(
     per_block: dict[int, int] = {}
     for pk in ids.values():
         per_block[pk // ContactBlock.SIZE] = per_block.get(pk // ContactBlock.SIZE, 0) + 1
-    for block, count in per_block.items():
-        adjust_live_count(
-            organization_id=organization_id, contact_id=block * ContactBlock.SIZE, delta=count
-        )
+    if per_block:
+        adjust_live_counts(organization_id=organization_id, per_block=per_block)
     return ids
 
 

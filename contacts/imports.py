@@ -5,22 +5,32 @@ stored: the encoding (UTF-8 with or without a byte-order mark; anything else is 
 Latin-1, as spreadsheets on Windows export it), the delimiter (comma, semicolon or tab,
 chosen by the header row), the header (it must name a phone column), the size and the
 number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The web
-process only checks a file (checked_csv) and stores its text; the task makes its rows. The rows'
-own values (a bad phone, a bad email) are checked row by row when the import runs
+process only checks a file (checked_csv), reading it a buffer at a time, and streams it to
+storage; the task makes its rows. The rows' own values (a bad phone, a bad email, text a
+database cannot store) are checked row by row when the import runs
 (contacts.importing.import_rows), so that one bad row does not stop the others.
+
+Cells marked as text by the export (a `'` before a formula's first character) are read
+without the mark (contacts.representations.unmarked_cell).
 
 A row is `[number, {field: value}]`: the five known fields under their own names and,
 under `metadata`, the other columns by their header as written, with their text.
 """
 
+import codecs
 import csv
 import io
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.utils.translation import gettext_noop
+
+from contacts.representations import unmarked_cell
 
 # The largest file (and JSON body) taken, and the most rows; the web server and the API's
 # body limit let a request this large through to the import alone (settings).
@@ -63,35 +73,62 @@ class ImportRefused(ValidationError):
     """The whole file is unusable; nothing was stored."""
 
 
-def refuse(field: str, message: str, **params: Any) -> ImportRefused:
-    return ImportRefused({field: [ValidationError(message, params=params or None)]})
+def refuse(key: str, message: str, **params: Any) -> ImportRefused:
+    return ImportRefused({key: [ValidationError(message, params=params or None)]})
 
 
 def column_key(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name.strip().lower())
 
 
-def decoded(data: bytes) -> str:
-    """The file's text: UTF-8 (a byte-order mark dropped), else Latin-1."""
-    if b"\x00" in data:  # UTF-16, a spreadsheet's binary format, an image...
-        raise refuse("file", NOT_CSV)
+def file_encoding(file: File) -> str:
+    """How the file's text is read: UTF-8 (a byte-order mark dropped), else Latin-1.
+    Read a chunk at a time: the file is never held whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    utf8 = True
+    for chunk in file.chunks():
+        if b"\x00" in chunk:  # UTF-16, a spreadsheet's binary format, an image...
+            raise refuse("file", NOT_CSV)
+        if utf8:
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                utf8 = False
+    if utf8:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            utf8 = False
+    return "utf-8-sig" if utf8 else "latin-1"
+
+
+@contextmanager
+def text_of(file: File, encoding: str) -> Iterator[io.TextIOWrapper]:
+    """The file's text from its start, read a buffer at a time (newline="": the csv
+    reader splits lines itself, quoted line breaks included); the file stays open."""
+    raw = file
+    while isinstance(raw, File):  # the binary file under Django's wrappers
+        raw = raw.file
+    raw.seek(0)
+    text = io.TextIOWrapper(raw, encoding=encoding, newline="")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+        yield text
+    finally:
+        text.detach()
 
 
-def header_of(text: str, delimiter: str) -> list[str]:
-    first = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
+def header_of(file: File, encoding: str, delimiter: str) -> list[str]:
+    with text_of(file, encoding) as text:
+        first = next(csv.reader(text, delimiter=delimiter), [])
     return [name.strip() for name in first]
 
 
-def chosen_delimiter(text: str) -> str:
+def chosen_delimiter(file: File, encoding: str) -> str:
     """The delimiter whose header row names a phone column; of several, the one giving
     the most columns (a header `phone;name,surname` is two columns by semicolon)."""
     found = []
     for delimiter in DELIMITERS:
-        header = header_of(text, delimiter)
+        header = header_of(file, encoding, delimiter)
         if any(COLUMNS.get(column_key(name)) == "phone" for name in header):
             found.append((len(header), delimiter))
     if not found:
@@ -100,52 +137,62 @@ def chosen_delimiter(text: str) -> str:
 
 
 class CheckedCsv(NamedTuple):
-    text: str
+    """A file that passed every check, its encoding and its number of rows."""
+
+    file: File
+    encoding: str
     rows: int
 
 
-def checked_csv(data: bytes) -> CheckedCsv:
-    """A CSV file's text and its number of rows, once every check csv_rows makes has
-    passed (ImportRefused otherwise), without making its rows: the web process stores the
-    text, and the import's task reads it (a 100,000-row file's rows cost the request more
-    than a second of the interpreter, which its other requests wait for)."""
-    text, _rows, count = read_csv(data, with_rows=False)
-    return CheckedCsv(text, count)
+def checked_csv(file: File) -> CheckedCsv:
+    """A CSV file once every check csv_rows makes has passed (ImportRefused otherwise),
+    read a line at a time and without making its rows: the web process streams the file
+    to storage, and the import's task reads it (a 100,000-row file's rows cost the
+    request more than a second of the interpreter, which its other requests wait for)."""
+    encoding, _rows, count = read_csv(file, with_rows=False)
+    return CheckedCsv(file, encoding, count)
 
 
-def csv_rows(data: bytes) -> list[Row]:
+def csv_rows(data: bytes | File, encoding: str | None = None) -> list[Row]:
     """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
-    return read_csv(data, with_rows=True)[1]
+    file = data if isinstance(data, File) else File(io.BytesIO(data))
+    return read_csv(file, with_rows=True, encoding=encoding)[1]
 
 
-def read_csv(data: bytes, *, with_rows: bool) -> tuple[str, list[Row], int]:
-    """The file's text, its rows (none unless `with_rows`) and their number."""
-    if len(data) > MAX_BYTES:
+def read_csv(
+    file: File, *, with_rows: bool, encoding: str | None = None
+) -> tuple[str, list[Row], int]:
+    """The file's encoding, its rows (none unless `with_rows`) and their number."""
+    if file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
-    text = decoded(data)
-    if not text.strip():
-        raise refuse("file", EMPTY_FILE)
-    delimiter = chosen_delimiter(text)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    encoding = encoding or file_encoding(file)
+    with text_of(file, encoding) as text:
+        if not any(line.strip() for line in text):
+            raise refuse("file", EMPTY_FILE)
     rows: list[Row] = []
     count = 0
-    try:
-        header = [name.strip() for name in next(reader)]
-        fields = header_fields(header)
-        for record in reader:
-            if not any(value.strip() for value in record):
-                continue  # a blank line
-            if count >= MAX_ROWS:
-                raise refuse("file", TOO_MANY_ROWS)
-            count += 1
-            if with_rows:
-                # The spreadsheet's row number: the header is row 1.
-                rows.append([reader.line_num, row_values(fields, header, record)])
+    try:  # a cell over the csv module's field limit may be anywhere, the header too
+        delimiter = chosen_delimiter(file, encoding)
+        with text_of(file, encoding) as text:
+            reader = csv.reader(text, delimiter=delimiter, strict=True)
+            header = [name.strip() for name in next(reader)]
+            fields = header_fields(header)
+            for record in reader:
+                if not "".join(record).strip():
+                    continue  # a blank line
+                if count >= MAX_ROWS:
+                    raise refuse("file", TOO_MANY_ROWS)
+                count += 1
+                if with_rows:
+                    # The spreadsheet's row number: the header is row 1.
+                    rows.append([reader.line_num, row_values(fields, header, record)])
     except csv.Error as error:
         raise refuse("file", UNREADABLE_CSV, reason=str(error)) from None
+    except StopIteration:  # no line at all
+        raise refuse("file", EMPTY_FILE) from None
     if not count:
         raise refuse("file", EMPTY_FILE)
-    return text, rows, count
+    return encoding, rows, count
 
 
 def header_fields(header: list[str]) -> list[str | None]:
@@ -163,7 +210,7 @@ def row_values(fields: list[str | None], header: list[str], record: list[str]) -
     values: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     for field, name, value in zip(fields, header, record, strict=False):
-        value = value.strip()
+        value = unmarked_cell(value.strip())  # as the export marked it (docs/contacts.md)
         if field == "metadata":
             metadata.update(metadata_object(value))
         elif field is not None:

@@ -131,10 +131,10 @@ class OnDuplicate(models.TextChoices):
 class ContactImport(OrganizationRecord):
     """One bulk import of contacts (a CSV file or a JSON list), done by a task in batches.
 
-    The file is checked when it comes (contacts/imports.py) and kept here, as its text or
-    a JSON list's rows, until the import is done; `processed` counts the rows already
-    imported, written in the same transaction as each batch, so a task run again carries
-    on from there.
+    The file is checked as it comes (contacts/imports.py) and streamed to storage (a JSON
+    list's rows as JSON lines), kept there until the import is done; `processed` counts
+    the rows already imported, written in the same transaction as each batch, so a task
+    run again carries on from there.
     """
 
     status = models.CharField(
@@ -152,9 +152,13 @@ class ContactImport(OrganizationRecord):
         related_name="+",
         verbose_name=_("contact group"),
     )
-    # [row number, {field: value}] for each row; emptied once the import is done.
+    # The file's name in the default storage (a CSV file as sent, `.csv`, or a JSON list's
+    # rows, `.jsonl`) and how its text is read; the file is deleted once the import is done.
+    stored_file = models.CharField(_("stored file"), max_length=255, blank=True, default="")
+    encoding = models.CharField(_("encoding"), max_length=16, blank=True, default="")
+    # Where imports started by an earlier version kept their rows or text (read by the
+    # task when there is no stored file); emptied once the import is done.
     rows = models.JSONField(_("rows"), default=list, blank=True)
-    # A CSV file's text, whose rows the task makes; emptied once the import is done.
     source = models.TextField(_("file"), blank=True, default="")
     total = models.PositiveIntegerField(pgettext_lazy("import count", "total"), default=0)
     processed = models.PositiveIntegerField(pgettext_lazy("import count", "processed"), default=0)

@@ -72,6 +72,14 @@ INSERT INTO {blocks} (organization_id, block, live)
 ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
 """
 
+# One row alone: the import adds its batch's contacts to the total once and to each of
+# their blocks, in that order (contacts.services.adjust_live_counts).
+ADJUST_ONE_SQL = """
+INSERT INTO {blocks} (organization_id, block, live)
+{row}
+ON CONFLICT (organization_id, block) DO UPDATE SET live = {blocks}.live + %s
+"""
+
 # Every row of one organization counted afresh, for contacts loaded in bulk without the
 # services (the benchmark's seed). Not for use while others write its contacts. The ORM
 # cannot say it: an INSERT ... SELECT grouped by block.
@@ -113,6 +121,24 @@ def live_count_statement(organization_id: int, contact_id: int, delta: int) -> S
     )
     sql = ADJUST_COUNTS_SQL.format(total_row=total_sql, block_row=block_sql, **table_names())
     return sql, [*total_params, *block_params, delta]
+
+
+def live_counts_statements(organization_id: int, per_block: dict[int, int]) -> list[Statement]:
+    """The statements that add each block's delta to it and their sum to the total: the
+    total's row first, then the blocks' in ascending order, the order every writer takes
+    them in (a single write takes the total, then its one block), so that writers wait
+    for each other instead of each holding a row another waits for."""
+    statements = []
+    rows = [(ContactBlock.TOTAL, 0, MAX_ID, sum(per_block.values()))]
+    rows += [
+        (block, block * ContactBlock.SIZE, (block + 1) * ContactBlock.SIZE, delta)
+        for block, delta in sorted(per_block.items())
+    ]
+    for block, low, high, delta in rows:
+        row_sql, row_params = adjust_row(organization_id, block, low, high)
+        sql = ADJUST_ONE_SQL.format(row=row_sql, **table_names())
+        statements.append((sql, [*row_params, delta]))
+    return statements
 
 
 def recount_blocks(organization_id: int) -> None:

@@ -105,12 +105,33 @@ def export_row(
     metadata: dict | None,
 ) -> list[str]:
     """One contact as a row of the export: the number with its plus, the group by name,
-    the metadata as a JSON object (empty when there is none)."""
+    the metadata as a JSON object (empty when there is none); text a spreadsheet would
+    run as a formula marked as text (safe_cell)."""
     return [
-        first_name or "",
-        last_name or "",
+        safe_cell(first_name or ""),
+        safe_cell(last_name or ""),
+        # Digits after a plus (a stored phone has nothing else) are a number to a
+        # spreadsheet, never a formula: written as they are (docs/contacts.md).
         f"+{phone}" if phone else "",
-        email or "",
-        group or "",
-        json_text(metadata) if metadata else "",
+        safe_cell(email or ""),
+        safe_cell(group or ""),
+        json_text(metadata) if metadata else "",  # an object: starts with `{`
     ]
+
+
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Written before such a cell: a spreadsheet shows the rest as text; the import drops it.
+TEXT_MARK = "'"
+
+
+def safe_cell(value: str) -> str:
+    """The value as an exported cell: with a leading `'` when it starts a formula."""
+    return TEXT_MARK + value if value.startswith(FORMULA_STARTS) else value
+
+
+def unmarked_cell(value: str) -> str:
+    """An imported cell without the `'` safe_cell put before a formula's start."""
+    if value.startswith(TEXT_MARK) and value[1:].startswith(FORMULA_STARTS):
+        return value[1:]
+    return value

@@ -78,6 +78,15 @@ def adjust_live_count(*, organization_id: int, contact_id: int, delta: int) -> N
     at_batch_end(*queries.live_count_statement(organization_id, contact_id, delta))
 
 
+def adjust_live_counts(*, organization_id: int, per_block: dict[int, int]) -> None:
+    """Adds each block's delta to its row, and their sum to the total, for contacts
+    created (or deleted) in bulk in the caller's transaction, after they were written:
+    a missing row is started from a count that already sees them. The rows are taken in
+    one order, the total first, as adjust_live_count takes them."""
+    for statement in queries.live_counts_statements(organization_id, per_block):
+        at_batch_end(*statement)
+
+
 def recount_contact_blocks(*, organization_id: int) -> None:
     """Counts the organization's total and blocks afresh, after a bulk load that bypassed
     the services. Not safe while its contacts are being written."""

@@ -1,5 +1,7 @@
 """Contacts' background work: bulk imports (contacts/importing.py)."""
 
+import uuid
+
 from django.db import transaction
 from django_tasks import task
 
@@ -7,6 +9,7 @@ from accounts.models import Organization
 from contacts import importing
 from contacts.imports import CheckedCsv
 from contacts.models import ContactGroup, ContactImport, OnDuplicate
+from messaging_project.core.storable import without_unstorable
 from messaging_project.worker.priorities import BULK
 from messaging_project.worker.turns import enqueue_in_turn
 
@@ -29,19 +32,31 @@ def start_contact_import(
     file_name: str = "",
     created_by: int = 0,
 ) -> ContactImport:
-    """Store the rows of a JSON list, or a checked CSV file's text (contacts.imports), and
-    enqueue their import, in one transaction. The API and the admin both start imports
-    here."""
-    with transaction.atomic():
-        contact_import = ContactImport.objects.create(
-            organization=organization,
-            rows=rows or [],
-            source=csv_file.text if csv_file else "",
-            total=csv_file.rows if csv_file else len(rows or []),
-            on_duplicate=on_duplicate,
-            contact_group=contact_group,
-            file_name=file_name[:255],
-            created_by=created_by,
-        )
-        enqueue_in_turn(run_contact_import, organization.pk, contact_import.pk)
+    """Stream a checked CSV file (contacts.imports), or the rows of a JSON list, to
+    storage, then record the import and enqueue it in one transaction. The API and the
+    admin both start imports here."""
+    import_uuid = uuid.uuid4()
+    if csv_file is not None:
+        stored = importing.store_csv(import_uuid, csv_file.file)
+        encoding, total = csv_file.encoding, csv_file.rows
+    else:
+        stored = importing.store_rows(import_uuid, rows or [])
+        encoding, total = "", len(rows or [])
+    try:
+        with transaction.atomic():
+            contact_import = ContactImport.objects.create(
+                uuid=import_uuid,
+                organization=organization,
+                stored_file=stored,
+                encoding=encoding,
+                total=total,
+                on_duplicate=on_duplicate,
+                contact_group=contact_group,
+                file_name=without_unstorable(file_name)[:255],
+                created_by=created_by,
+            )
+            enqueue_in_turn(run_contact_import, organization.pk, contact_import.pk)
+    except BaseException:
+        importing.delete_stored(stored)
+        raise
     return contact_import

@@ -54,6 +54,12 @@ def local_memory_cache(settings):
 
 
 @pytest.fixture(autouse=True)
+def stored_files_in_a_temporary_folder(settings, tmp_path):
+    """Files a test stores (contacts imports, media) go to its own folder, not var/."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
 def fresh_departure_gate():
     """The campaigns' gate counts each organization's recent messages in the process.
     Organization ids come again from test to test (SQLite reuses them), so a message

@@ -8,7 +8,6 @@ from django.http import StreamingHttpResponse
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.exceptions import ValidationError as ApiValidationError
-from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
@@ -16,7 +15,7 @@ from contacts import imports, selectors, tasks
 from contacts.api.serializers import ContactImportOptionsSerializer
 from contacts.models import ContactImport
 from contacts.representations import EXPORT_COLUMNS, contact_import_data, export_row
-from messaging_project.api.parsers import JSONObjectParser
+from messaging_project.api.parsers import LaravelMultiPartParser, LargeJSONObjectParser
 from messaging_project.api.viewsets import OrganizationScopedMixin
 
 # Rows written to the response at a time: one chunk of the stream.
@@ -52,14 +51,13 @@ def export_response(organization_id: int, file_name: str = "contacts.csv"):
 
 
 def import_source(options: dict) -> dict:
-    """What start_contact_import takes of the file (checked) or the JSON list (its rows)
-    sent; a 400 on `file` or `contacts` when the whole of it is unusable."""
+    """What start_contact_import takes of the file (checked as Django's upload handlers
+    spooled it, a line at a time) or the JSON list (its rows) sent; a 400 on `file` or
+    `contacts` when the whole of it is unusable."""
     try:
         if "file" in options:
             upload = options["file"]
-            if upload.size > imports.MAX_BYTES:
-                raise imports.refuse("file", imports.TOO_LARGE)
-            return {"csv_file": imports.checked_csv(upload.read()), "file_name": upload.name or ""}
+            return {"csv_file": imports.checked_csv(upload), "file_name": upload.name or ""}
         return {"rows": imports.json_rows(options["contacts"])}
     except imports.ImportRefused as refused:
         raise ApiValidationError(refused.message_dict) from None
@@ -67,14 +65,18 @@ def import_source(options: dict) -> dict:
 
 class ContactTransferViewSet(OrganizationScopedMixin, GenericViewSet):
     queryset = ContactImport.objects.live().defer("rows", "source")
-    # A file comes as multipart/form-data, a list of contacts as JSON.
-    parser_classes = [JSONObjectParser, MultiPartParser]
+    # A file comes as multipart/form-data, a list of contacts as JSON: the API's body
+    # limit for this path (settings.LARGE_BODY_MAX_SIZE) holds for both.
+    parser_classes = [LargeJSONObjectParser, LaravelMultiPartParser]
 
     # Routed in contacts/api/urls.py; @action marks them for the OpenAPI description.
     @action(detail=False, methods=["post"])
     def start_import(self, request):
+        data = request.data
+        if request.FILES:  # the file itself, not DRF's merge of it as a list of files
+            data = {**data, **request.FILES.dict()}
         serializer = ContactImportOptionsSerializer(
-            data=request.data, context={"request": request, "organization": self.organization}
+            data=data, context={"request": request, "organization": self.organization}
         )
         serializer.is_valid(raise_exception=True)
         options = serializer.validated_data

@@ -7,14 +7,13 @@ from django.http import HttpResponse, JsonResponse
 from django.middleware.gzip import GZipMiddleware
 from django.utils.deprecation import MiddlewareMixin
 
-from messaging_project.api.parsers import MALFORMED_BODY, is_empty_json_body
+from messaging_project.api.parsers import BODY_TOO_LARGE, MALFORMED_BODY, is_empty_json_body
 
 API_PREFIX = "/api/"
 WEBHOOK_PREFIX = "/webhooks/"
 EXPOSED_HEADERS = (
     "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed"
 )
-BODY_TOO_LARGE = "The request body is too large."
 LENGTH_REQUIRED = "A request body must be sent with a Content-Length header."
 # The admin loads only its own scripts and styles; change_list.html has one inline <style>.
 ADMIN_CSP = "; ".join(

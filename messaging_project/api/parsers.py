@@ -4,12 +4,23 @@ them into the same nested object; anything else is a malformed body or a 415."""
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from django.core.exceptions import SuspiciousOperation
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser
-from rest_framework.utils.mediatypes import media_type_matches
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
+from django.http.multipartparser import MultiPartParserError
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.parsers import (
+    BaseParser,
+    DataAndFiles,
+    FormParser,
+    JSONParser,
+    MultiPartParser,
+)
+from rest_framework.utils.mediatypes import _MediaType, media_type_matches
 
 MALFORMED_BODY = "Malformed JSON body."
+BODY_TOO_LARGE = "The request body is too large."
 BODY_METHODS = {"POST", "PUT", "PATCH"}
 
 
@@ -40,11 +51,37 @@ def loads(data):
             return pool.submit(json.loads, data).result()
 
 
+class BodyTooLarge(APIException):
+    """A body past a limit Django checks while parsing (a multipart form's own fields
+    over DATA_UPLOAD_MAX_MEMORY_SIZE): a 413, as the middleware answers a declared one."""
+
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = BODY_TOO_LARGE
+
+
 class JSONObjectParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:  # absurdly deep nesting
+            raise ParseError(MALFORMED_BODY) from None
+        if not isinstance(data, dict):
+            raise ParseError(MALFORMED_BODY)
+        return data
+
+
+class LargeJSONObjectParser(BaseParser):
+    """JSON objects for the paths of settings.LARGE_BODY_PATHS. Not a JSONParser: DRF
+    reads a JSONParser's body through `request.body`, which Django refuses past
+    DATA_UPLOAD_MAX_MEMORY_SIZE; this one reads the stream, whose length
+    ApiResponseMiddleware has already held to LARGE_BODY_MAX_SIZE."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = loads(stream.read().decode())
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             raise ParseError(MALFORMED_BODY) from None
         if not isinstance(data, dict):
             raise ParseError(MALFORMED_BODY)
@@ -140,13 +177,29 @@ class LaravelFormParser(FormParser):
         return nested(pairs(data))
 
 
+NO_BOUNDARY = f"{FORM_BODY} A multipart body needs a boundary in its Content-Type."
+
+
 class LaravelMultiPartParser(MultiPartParser):
     """`multipart/form-data`, nested by bracket notation; files stay in request.FILES
-    (and request.data) under their names."""
+    (and request.data) under their names. Django's limits on fields, files and the
+    fields' bytes answer 400 or 413, never a 500."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        if not _MediaType(media_type or "").params.get("boundary"):
+            raise MalformedForm(NO_BOUNDARY)
         try:
-            parsed = super().parse(stream, media_type, parser_context)
-        except (SuspiciousOperation, UnicodeDecodeError) as error:
+            # DRF's own parse turns Django's MultiPartParserError into a ParseError that
+            # would read as a JSON body's error; Django's parser is called here instead.
+            meta = parser_context["request"].META.copy()
+            meta["CONTENT_TYPE"] = media_type
+            encoding = parser_context.get("encoding") or settings.DEFAULT_CHARSET
+            parser = DjangoMultiPartParser(
+                meta, stream, parser_context["request"].upload_handlers, encoding
+            )
+            data, files = parser.parse()
+        except RequestDataTooBig:
+            raise BodyTooLarge() from None
+        except (SuspiciousOperation, UnicodeDecodeError, MultiPartParserError) as error:
             raise MalformedForm(f"{FORM_BODY} {error}") from None
-        return DataAndFiles(nested(pairs(parsed.data)), parsed.files)
+        return DataAndFiles(nested(pairs(data)), files)

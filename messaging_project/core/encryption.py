@@ -221,9 +221,11 @@ def encrypt_columns(app_label: str, model_name: str, *field_names: str):
 
 
 def undecryptable_columns(connection=None) -> list[str]:
-    """The encrypted columns (`app.Model.field`) whose stored values the configured keys
-    cannot decrypt, judged by one stored value each. A table or column not there yet (a
-    database not migrated) has nothing to judge."""
+    """The encrypted columns (`app.Model.field`) holding a stored value the configured
+    keys cannot decrypt. Every stored value is read (a key list may decrypt one
+    organization's secrets and not another's), and a column's reading stops at its first
+    failure. A table or column not there yet (a database not migrated) has nothing to
+    judge."""
     connection = connection or default_connection
     found = []
     for model, field_name in encrypted_fields():
@@ -235,16 +237,22 @@ def undecryptable_columns(connection=None) -> list[str]:
         )
         try:
             with guard:
-                stored = queries.one_encrypted_value(connection, model, field_name, PREFIX)
+                if not all_decrypt(connection, model, field_name):
+                    found.append(f"{model._meta.label}.{field_name}")
         except DatabaseError:
             continue
-        if stored is None:
-            continue
-        try:
-            plaintext(stored)
-        except DecryptionError:
-            found.append(f"{model._meta.label}.{field_name}")
     return found
+
+
+def all_decrypt(connection, model, field_name: str, batch: int = 1000) -> bool:
+    """Whether the configured keys decrypt every encrypted value of the column."""
+    for values in queries.encrypted_values(connection, model, field_name, PREFIX, batch):
+        for stored in values:
+            try:
+                plaintext(stored)
+            except DecryptionError:
+                return False
+    return True
 
 
 def verify_stored_secrets(connection=None) -> None:

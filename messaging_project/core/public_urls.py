@@ -53,27 +53,39 @@ NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 LOOPBACK_NAMES = ("localhost", ".localhost", "localhost.", ".localhost.")
 
 
-def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries, if it is of a form that carries one."""
+# IPv4-translated addresses (RFC 2765's SIIT): ::ffff:0:a.b.c.d.
+IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries, for each form that carries one:
+    IPv4-mapped, IPv4-translated, 6to4, NAT64, IPv4-compatible, and Teredo (its server
+    and its client, both of which the packet may reach)."""
     if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
+        return [ip.ipv4_mapped]
     if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in NAT64 or int(ip) >> 32 == 0:  # NAT64, or IPv4-compatible ::a.b.c.d
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    # NAT64, IPv4-translated, or IPv4-compatible ::a.b.c.d
+    if ip in NAT64 or ip in IPV4_TRANSLATED or int(ip) >> 32 == 0:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return []
 
 
 def is_public_address(address: str) -> bool:
     """Whether `address` is on the public internet: not loopback, private, link-local,
-    multicast, reserved or unspecified (an IPv4 address carried in IPv6 counts as itself)."""
+    multicast, reserved or unspecified (an IPv4 address carried in IPv6 counts as itself,
+    and every one it carries must be public; docs/security.md)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone id
     if ip.version == 6:
         if ip in NAT64_LOCAL:
             return False
         inner = embedded_ipv4(ip)
-        if inner is not None:
-            ip = inner
+        if not all(one.is_global and not one.is_multicast for one in inner):
+            return False
+        if inner and ip.teredo is None:
+            return True
     return ip.is_global and not ip.is_multicast
 
 

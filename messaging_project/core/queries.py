@@ -34,15 +34,24 @@ def stored_values(connection, model, field_name: str, batch: int) -> Iterator[li
         last = rows[-1][0]
 
 
-def one_encrypted_value(connection, model, field_name: str, prefix: str) -> str | None:
-    """The stored value of one row whose column starts with `prefix` (an encrypted
-    value), or None; the startup's check of the keys reads one per column."""
+def encrypted_values(connection, model, field_name: str, prefix: str, batch: int):
+    """The stored values of a column that start with `prefix` (encrypted values), in
+    batches by primary key; the start-up's check of the keys reads every one."""
     table, pk, column = quoted(connection, model, field_name)
-    sql = f"SELECT {column} FROM {table} WHERE {column} LIKE %s ORDER BY {pk} LIMIT 1"  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [prefix + "%"])
-        row = cursor.fetchone()
-    return row[0] if row else None
+    last = None
+    while True:
+        after = "" if last is None else f" AND {pk} > %s"
+        sql = (
+            f"SELECT {pk}, {column} FROM {table} WHERE {column} LIKE %s{after} "  # noqa: S608
+            f"ORDER BY {pk} LIMIT {int(batch)}"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [prefix + "%"] if last is None else [prefix + "%", last])
+            rows = cursor.fetchall()
+        if not rows:
+            return
+        yield [stored for _pk, stored in rows]
+        last = rows[-1][0]
 
 
 def replace_stored_values(connection, model, field_name: str, updates: list[tuple]) -> int:

@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import StreamingHttpResponse
 
 from contacts import selectors, services
+from contacts.models import Contact
 from tests.background import run_tasks
 from tests.factories import ContactFactory, ContactGroupFactory
 
@@ -82,3 +83,44 @@ def test_an_export_imports_back_as_it_was(api, api_b, org_b):
     assert response.status_code == 202
     run_tasks()
     assert rows_of(api_b.get("/api/contacts/export")) == rows_of(api.get("/api/contacts/export"))
+
+
+def test_formula_cells_are_marked_as_text_and_import_back_unmarked(api, api_b, org_b):
+    group = ContactGroupFactory(organization=api.organization, name="@SUM(A1)")
+    formulas = {
+        "14155552671": ('=HYPERLINK("http://x")', "+1+2"),
+        "14155552672": ("-2+3", "\tTab"),
+        "14155552673": ("O'Neil", "'plain quote"),
+    }
+    for phone, (first, last) in formulas.items():
+        ContactFactory(
+            organization=api.organization,
+            phone=phone,
+            first_name=first,
+            last_name=last,
+            email=None,
+            metadata={"note": "=1+1"},
+            contact_group=group,
+        )
+    exported = rows_of(api.get("/api/contacts/export"))
+    assert exported[1][:5] == ['\'=HYPERLINK("http://x")', "'+1+2", "+14155552671", "", "'@SUM(A1)"]
+    assert exported[2][:2] == ["'-2+3", "'\tTab"]
+    assert exported[3][:2] == ["O'Neil", "'plain quote"]  # no formula: as they are
+    assert exported[1][5] == '{"note":"=1+1"}'  # an object, starting with {
+    content = b"".join(api.get("/api/contacts/export").streaming_content)
+    response = api_b.post(
+        "/api/contacts/import",
+        {"file": SimpleUploadedFile("contacts.csv", content)},
+        format="multipart",
+    )
+    assert response.status_code == 202
+    run_tasks()
+    imported = {
+        c.phone: (c.first_name, c.last_name, c.contact_group.name, c.metadata)
+        for c in Contact.objects.filter(organization=org_b).select_related("contact_group")
+    }
+    assert imported == {
+        phone: (first, last, "@SUM(A1)", {"note": "=1+1"})
+        for phone, (first, last) in formulas.items()
+    }
+    assert rows_of(api_b.get("/api/contacts/export")) == exported

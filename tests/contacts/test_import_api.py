@@ -9,6 +9,7 @@ task; run_tasks() runs it here with the worker's own code.
 import json
 
 import pytest
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from contacts import importing, imports, services
@@ -267,17 +268,44 @@ def test_progress_is_shown_while_the_import_runs(api, org_a, monkeypatch):
     assert (done.rows, done.source) == ([], "")
 
 
-def test_a_file_is_checked_when_it_comes_and_its_rows_made_by_the_task(api, org_a):
-    # The request stores the checked text; building 100,000 rows there held the web
-    # process's interpreter for seconds, which its other requests waited for.
+def test_a_file_is_checked_when_it_comes_and_its_rows_made_by_the_task(
+    api, org_a, django_capture_on_commit_callbacks
+):
+    # The request streams the checked file to storage; building 100,000 rows there held
+    # the web process's interpreter for seconds, which its other requests waited for.
     text = "\ufeffphone;first_name\r\n+14155552671;Ana\r\n\r\n+14155552672;Bo\r\n"
     response = upload(api, text.encode())
     stored = ContactImport.objects.get(uuid=response.json()["data"]["uuid"])
-    assert (stored.rows, stored.total) == ([], 2)
-    assert stored.source == text.removeprefix("\ufeff")
-    report = imported(api, response)
+    assert (stored.rows, stored.source, stored.total) == ([], "", 2)
+    assert stored.encoding == "utf-8-sig"
+    with default_storage.open(stored.stored_file, "rb") as file:
+        assert file.read() == text.encode()  # the file as sent
+    with django_capture_on_commit_callbacks(execute=True):
+        report = imported(api, response)
     assert (report["created"], report["failed"]) == (2, 0)
     assert contacts_of(org_a)["14155552672"].first_name == "Bo"
+    assert not default_storage.exists(stored.stored_file)  # dropped once done
+
+
+def test_a_latin1_file_is_read_as_latin1_by_the_task(api, org_a):
+    text = "phone,first_name\n+14155552671,Jos\xe9\n"
+    report = imported(api, upload(api, text.encode("latin-1")))
+    assert (report["created"], report["failed"]) == (1, 0)
+    assert contacts_of(org_a)["14155552671"].first_name == "José"
+
+
+def test_a_json_list_is_kept_in_storage_until_the_import_is_done(
+    api, org_a, django_capture_on_commit_callbacks
+):
+    contacts = [{"phone": "+14155552671", "first_name": "Ana"}]
+    response = api.post(URL, {"contacts": contacts}, format="json")
+    stored = ContactImport.objects.get(uuid=response.json()["data"]["uuid"])
+    assert stored.rows == [] and stored.stored_file.endswith(".jsonl")
+    assert default_storage.exists(stored.stored_file)
+    with django_capture_on_commit_callbacks(execute=True):
+        report = imported(api, response)
+    assert (report["created"], report["failed"]) == (1, 0)
+    assert not default_storage.exists(stored.stored_file)
 
 
 def test_an_import_emits_one_contacts_imported_event(api, org_a, settings):

@@ -296,6 +296,25 @@ def test_keys_that_cannot_decrypt_the_stored_secrets_stop_the_start(keys, org_a)
     assert "base.E003" not in {message.id for message in run_checks()}
 
 
+@pytest.mark.django_db
+def test_the_start_check_reads_every_organizations_secrets(keys, org_a, org_b):
+    configure(org_a)  # under KEY_1, the first row of each column
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2]
+    number_services.configure_channel(  # under KEY_2
+        organization=org_b, phone_number_id="106540352242923", **SECRETS
+    )
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_1]  # org B's key missing: its secrets are unreadable
+    assert encryption.undecryptable_columns() == [
+        "sending.Channel.access_token",
+        "sending.Channel.app_secret",
+        "sending.Channel.verify_token",
+    ]
+    with pytest.raises(ImproperlyConfigured, match="cannot decrypt the secrets stored in"):
+        encryption.verify_stored_secrets()
+    keys.FIELD_ENCRYPTION_KEYS = [KEY_2, KEY_1]  # both keys: every secret reads
+    assert encryption.undecryptable_columns() == []
+
+
 @pytest.mark.slow
 def test_a_worker_started_with_the_wrong_keys_exits_saying_why(tmp_path):
     import subprocess
