@@ -1,5 +1,5 @@
 """The `account_news` scenario: the webhook's fields other than messages (templates, the
-number's health; sending/services/account_news.py), handled, against messages alone.
+number's health; inbound/services/account_news.py), handled, against messages alone.
 
 Three kinds of signed delivery, in interleaved rounds of a few seconds (abab...), 8 wrk
 connections each:
@@ -42,19 +42,20 @@ SEED = f"""
 import json
 from accounts.services import create_organization, issue_token
 from business_numbers.models import MessageTemplate
-from sending.services import configure_channel
+from business_numbers.services import configure_channel
 org = create_organization(name="Bench account news")
-configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
-                  access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}",
-                  business_account_id="{BUSINESS_ACCOUNT_ID}")
-MessageTemplate.objects.create(organization=org, name="{TEMPLATE}", language="en_US",
+number = configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
+                           access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}",
+                           business_account_id="{BUSINESS_ACCOUNT_ID}")
+MessageTemplate.objects.create(organization=org, number=number, name="{TEMPLATE}", language="en_US",
                                external_id="1689556908129832", status="APPROVED",
                                components=[{{"type": "BODY", "text": "Order {{{{1}}}}"}}])
 token = issue_token(organization=org, name="bench").token
 print(json.dumps({{"uuid": str(org.uuid), "token": token}}))
 """
 
-# The baseline's organization: only messages are sent to it, so no template.
+# The baseline's organization, seeded in the tree before the account's news (its
+# configure_channel was sending's): only messages are sent to it, so no template.
 BASELINE_SEED = f"""
 import json
 from accounts.services import create_organization

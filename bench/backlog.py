@@ -30,7 +30,7 @@ SEED = f"""
 import json
 from accounts.services import create_organization
 from events.services import create_endpoint
-from sending.services import configure_channel
+from business_numbers.services import configure_channel
 a = create_organization(name="Bench backlog A")
 b = create_organization(name="Bench backlog B")
 configure_channel(organization=b, phone_number_id="{PHONE_NUMBER_ID}",

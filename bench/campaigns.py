@@ -30,7 +30,7 @@ TWO_RATES = (80, 40)
 SEED = f"""
 import json
 from accounts.services import create_organization, issue_token
-from sending.services import configure_channel
+from business_numbers.services import configure_channel
 out = {{}}
 for n, name in enumerate(("Bench campaigns A", "Bench campaigns B")):
     org = create_organization(name=name)

@@ -36,7 +36,7 @@ import json
 from accounts.services import create_organization, issue_token
 from canned_replies.services import create_canned_reply
 from events.services import create_endpoint
-from sending.services import configure_channel
+from business_numbers.services import configure_channel
 a = create_organization(name="Bench fairness A")
 b = create_organization(name="Bench fairness B")
 configure_channel(organization=a, phone_number_id="100000000000009",

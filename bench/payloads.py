@@ -19,7 +19,7 @@ CLOUD_API_SEED = f"""
 import json
 from accounts.services import create_organization, issue_token
 from canned_replies.services import create_canned_reply
-from sending.services import configure_channel
+from business_numbers.services import configure_channel
 org = create_organization(name="Bench Cloud API")
 configure_channel(organization=org, phone_number_id="{PHONE_NUMBER_ID}",
                   access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}")

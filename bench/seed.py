@@ -19,8 +19,8 @@ from django.db import connection, transaction  # noqa: E402
 
 from accounts import services as accounts  # noqa: E402
 from bench.payloads import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID  # noqa: E402
+from business_numbers.services import configure_channel  # noqa: E402
 from contacts.services import recount_contact_blocks  # noqa: E402
-from sending.services import configure_channel  # noqa: E402
 
 GROUPS_PER_ORGANIZATION = 10
 ADDRESS = (
@@ -58,13 +58,20 @@ FROM generate_series(1, %(count)s) AS n
 """
 
 # Outbound chats the webhook scenario's status updates refer to.
+# The chats are one contact's, from the organization's number, in their conversation.
+CONVERSATION_SQL = """
+INSERT INTO sending_conversation (uuid, organization_id, contact_id, number_id, created_at)
+SELECT gen_random_uuid(), %(org)s,
+    (SELECT min(id) FROM contacts_contact WHERE organization_id = %(org)s), %(number)s, now()
+RETURNING id
+"""
 CHATS_SQL = """
 INSERT INTO sending_chat (uuid, organization_id, created_by, created_at, contact_id, type,
-    wam_id, metadata, status, error_title)
+    wam_id, metadata, status, error_title, number_id, conversation_id)
 SELECT gen_random_uuid(), %(org)s, 0, now(),
     (SELECT min(id) FROM contacts_contact WHERE organization_id = %(org)s),
     'outbound', 'wamid.bench.' || n, '{"type": "text", "text": {"body": "Hello"}}'::jsonb,
-    'accepted', ''
+    'accepted', '', %(number)s, %(conversation)s
 FROM generate_series(1, %(count)s) AS n
 """
 
@@ -109,14 +116,17 @@ def main() -> None:
             }
         small_org = sized[0]
         cursor.execute(REPLIES_SQL, {"org": small_org.pk, "count": sizes["replies"]})
-        cursor.execute(CHATS_SQL, {"org": small_org.pk, "count": sizes["chats"]})
         # The app secret signs the status webhook's deliveries; nothing sends from here.
-        configure_channel(
+        number = configure_channel(
             organization=small_org,
             phone_number_id=PHONE_NUMBER_ID,
             access_token=ACCESS_TOKEN,
             app_secret=APP_SECRET,
         )
+        cursor.execute(CONVERSATION_SQL, {"org": small_org.pk, "number": number.pk})
+        conversation = cursor.fetchone()[0]
+        chats = {"org": small_org.pk, "count": sizes["chats"], "number": number.pk}
+        cursor.execute(CHATS_SQL, {**chats, "conversation": conversation})
         # The writes, and the sandbox's sends.
         org, token = organization("Bench writes")
         out["organizations"]["writes"] = {"uuid": str(org.uuid), "token": token}

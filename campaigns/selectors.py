@@ -1,7 +1,7 @@
 """Reads of campaigns: the live counts, from the recipients joined to their chats.
 
 A sent recipient follows its chat, which the channel's status webhooks move forward
-(sending/services/inbound.py), so the counts need no hook there. The counts are a funnel:
+(inbound/services/webhook.py), so the counts need no hook there. The counts are a funnel:
 `total = pending + sent + failed + skipped + unknown + waiting`, and read <= delivered <= sent
 (`pending` includes the recipients being sent; `failed` includes messages the channel
 accepted and later reported failed).

@@ -164,6 +164,9 @@ class NumberViewSchema(OpenApiViewExtension):
             detail=NumberDetail,
             input_serializer=NumberInputSerializer,
             edit_serializer=NumberUpdateSerializer,
+            # A create already documents 409 (an Idempotency-Key reused); a phone
+            # number id taken, a default or a number in use are 409s too.
+            conflicts=("update", "destroy"),
         ),
         "The organization's WhatsApp numbers (docs/numbers.md). The access token is "
         f"write-only. {RESOURCE_DOC}",

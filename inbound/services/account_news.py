@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 FieldHandler = Callable[[Organization, dict, WebhookSummary], None]
 
 FIELD_HANDLERS: dict[str, FieldHandler] = {
-    # Customers and the conversation (sending/services/conversation.py)
+    # Customers and the conversation (inbound/services/customers.py)
     "user_preferences": record_user_preferences,
     "smb_message_echoes": record_business_app_echoes,
     "history": record_history,

@@ -15,8 +15,8 @@ delivered twice changes nothing the second time:
 
 Every message is recorded, whatever its type, known or not: the chat's metadata is the
 message as WhatsApp sent it (content, `context`, `referral`, `errors`...), less the
-sender and id that have their own columns (sending/services/message_items.py, shared
-with the Business app's echoes and history, sending/services/conversation.py). A sender
+sender and id that have their own columns (inbound/services/message_items.py, shared
+with the Business app's echoes and history, inbound/services/customers.py). A sender
 is its phone number, or, for a user whose number WhatsApp withholds, its business-scoped
 user id (contacts.services). Edits and deletions change the message they name (with a
 message.updated or message.deleted event); a user's new number moves their

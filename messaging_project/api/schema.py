@@ -324,8 +324,10 @@ def resource_schema(
     edit_serializer=None,
     writable: bool = True,
     filters=(),
+    conflicts=(),
 ):
-    """list and retrieve for every resource; create, edit and delete for writable ones."""
+    """list and retrieve for every resource; create, edit and delete for writable ones;
+    `conflicts`: the writes ("create", "update", "destroy") that may answer 409."""
     views = {
         "list": described(
             summary=f"List {noun}s", success=page, list_=True, extra_parameters=filters
@@ -344,18 +346,18 @@ def resource_schema(
                 summary=f"Edit a {noun} (only the fields sent change)",
                 success=WriteResultSerializer,
                 request=edit_serializer,
-                codes=(404,),
+                codes=(404, 409) if "update" in conflicts else (404,),
             ),
             partial_update=described(
                 summary=f"Edit a {noun} (same as PUT)",
                 success=WriteResultSerializer,
                 request=edit_serializer,
-                codes=(404,),
+                codes=(404, 409) if "update" in conflicts else (404,),
             ),
             destroy=described(
                 summary=f"Delete a {noun} (soft)",
                 success=WriteResultSerializer,
-                codes=(404,),
+                codes=(404, 409) if "destroy" in conflicts else (404,),
             ),
         )
     return extend_schema_view(**views)

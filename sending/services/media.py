@@ -1,7 +1,7 @@
 """Inbound media: what a customer's image, voice note, video, document or sticker becomes.
 
 - The webhook records an inbound media message's ChatMedia row and the task that
-  fetches it (`attach_media` in sending/services/message_items.py, `sending.tasks.fetch_media`):
+  fetches it (`attach_media` in inbound/services/message_items.py, `sending.tasks.fetch_media`):
   it answers before anything is downloaded.
 - `download(media)`: the task's work. Graph's `GET /{media-id}` gives a short-lived URL,
   downloaded with the organization's access token in chunks of MEDIA_CHUNK_SIZE bytes

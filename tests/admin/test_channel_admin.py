@@ -1,5 +1,5 @@
 """The WhatsApp channel on the organization's admin page: an inline of sending's settings,
-saved through sending.services.configure_channel, its secrets never shown back."""
+saved through business_numbers.services.configure_channel, its secrets never shown back."""
 
 import pytest
 from django.urls import reverse

@@ -35,6 +35,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from business_numbers.models import Number
 from events.models import Endpoint
 from tests.factories import (
     CannedReplyFactory,
@@ -169,6 +170,7 @@ def seeded(db, transaction_survives_requests):
         "webhooks": Endpoint.objects.create(
             organization=organization, url="https://example.com/hook"
         ),
+        "numbers": Number.objects.default_for(organization),
     }
     return {"token": issue_token(organization), "records": records}
 
