@@ -147,9 +147,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return Response(error_body(500, SERVER_ERROR), status=500)
 
     headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(ceil(exc.wait))
+    auth_header = getattr(exc, "auth_header", None)  # set by DRF's views on a 401
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    # Throttled.wait is missing from djangorestframework-stubs.
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
+        headers["Retry-After"] = str(ceil(exc.wait))  # type: ignore[attr-defined]
     message, extra = describe(exc)
     return Response(error_body(exc.status_code, message, **extra), exc.status_code, headers=headers)
