@@ -63,7 +63,7 @@ class ImportRefused(ValidationError):
     """The whole file is unusable; nothing was stored."""
 
 
-def refuse(field: str, message: str, **params: Any) -> ImportRefused:
+def refuse(field: str, message: str, /, **params: Any) -> ImportRefused:
     return ImportRefused({field: [ValidationError(message, params=params or None)]})
 
 
