@@ -2,7 +2,7 @@
 events and the admin alike."""
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from contacts.models import Contact, ContactGroup, ContactImport
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
@@ -112,5 +112,5 @@ def export_row(
         f"+{phone}" if phone else "",
         email or "",
         group or "",
-        json_text(metadata) if metadata else "",
+        cast(str, json_text(metadata)) if metadata else "",  # an object: never None
     ]
