@@ -17,6 +17,7 @@ again: the services find it gone (Http404), and the admin says so on the list pa
 """
 
 import contextlib
+from typing import cast
 
 from django.contrib import admin
 from django.db import models, transaction
@@ -37,7 +38,7 @@ def staff_organization(request) -> Organization | None:
     """
     cached = getattr(request, "_staff_organization", _UNSET)
     if cached is not _UNSET:
-        return cached
+        return cast(Organization | None, cached)  # what this function stored below
     organization = None
     user = request.user
     if user.is_active and user.is_staff and not user.is_superuser:
@@ -189,7 +190,8 @@ class OrganizationScopedAdmin(ServiceAdmin):
     def organization_for_new_record(self, request, form) -> Organization:
         """A staff member's own organization; a superuser's choice in the form."""
         if is_scoped(request):
-            return staff_organization(request)
+            # The permissions admit only a member: the organization is there.
+            return cast(Organization, staff_organization(request))
         return form.cleaned_data["organization"]
 
     # Deleting is the service's soft delete, one record at a time.

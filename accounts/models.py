@@ -1,6 +1,7 @@
 """Organizations (the tenants), their API tokens and their staff members."""
 
 import uuid
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -31,7 +32,10 @@ class Organization(models.Model):
         return self.name
 
 
-class LiveQuerySet(models.QuerySet):
+_M = TypeVar("_M", bound=models.Model)
+
+
+class LiveQuerySet(models.QuerySet[_M]):
     def live(self):
         return self.filter(deleted_at__isnull=True)
 

@@ -12,6 +12,7 @@ and the "Sync message templates" action.
 """
 
 import json
+from typing import TYPE_CHECKING
 
 from django import forms
 from django.contrib import admin, messages
@@ -38,6 +39,9 @@ from business_numbers.models import (
 )
 from business_numbers.services import SyncResult
 from messaging_project.core.service_admin import ServiceErrorsForm
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 def pretty_json(value) -> str:
@@ -90,7 +94,7 @@ class NumberAdmin(ReadOnlyAdmin):
         "health_updated_at",
         "created_at",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(deleted_at__isnull=True)
@@ -151,7 +155,7 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         "updated_at",
         "template_components",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     @admin.display(description=_("components"))
     def template_components(self, template):
@@ -181,7 +185,7 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
         return HttpResponseRedirect(reverse("admin:business_numbers_messagetemplate_changelist"))
 
 
-def secret_field(label: str) -> forms.CharField:
+def secret_field(label: "StrOrPromise") -> forms.CharField:
     return forms.CharField(
         label=label,
         required=False,
@@ -286,7 +290,8 @@ class ChannelInline(admin.StackedInline):
         (
             None,
             {
-                "fields": ChannelForm.Meta.fields,
+                # A list of names is a valid group; the stubs want list[str | list[str]].
+                "fields": ChannelForm.Meta.fields,  # type: ignore[typeddict-item]
                 "description": _(
                     "The sandbox keeps messages on this server. The Cloud API "
                     "needs the phone number id and an access token from Meta."
@@ -296,7 +301,7 @@ class ChannelInline(admin.StackedInline):
         (
             _("The number's health"),
             {
-                "fields": HEALTH_FIELDS,
+                "fields": HEALTH_FIELDS,  # type: ignore[typeddict-item]
                 "description": _("As WhatsApp last reported it through the webhook."),
             },
         ),

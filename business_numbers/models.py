@@ -31,7 +31,7 @@ class QualityRating(models.TextChoices):
     UNKNOWN = "UNKNOWN", _("unknown")
 
 
-class NumberQuerySet(LiveQuerySet):
+class NumberQuerySet(LiveQuerySet["Number"]):
     def default_for(self, organization: Organization) -> "Number":
         """The organization's default number; a sandbox number, created now, when it has
         none yet (an organization that never configured one). Read once per instance."""
@@ -131,7 +131,9 @@ class Number(OrganizationRecord):
     # original product, WhatsApp itself refuses them).
     enforce_service_window = models.BooleanField(_("enforce the service window"), default=False)
 
-    objects = NumberQuerySet.as_manager()
+    # The abstract base's manager replaced, as Django allows; the plugin reads the base's
+    # as a class variable.
+    objects = NumberQuerySet.as_manager()  # type: ignore[misc]
 
     class Meta(OrganizationRecord.Meta):
         ordering = ["-is_default", "id"]

@@ -1,6 +1,6 @@
 """Numbers and templates as the API shows them, for the API, the events and the admin."""
 
-from typing import Any
+from typing import Any, cast
 
 from business_numbers.models import MessageTemplate, Number, NumberKind, QualityRating
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
@@ -50,7 +50,7 @@ def canonical(value: Any) -> Any:
 def template_metadata_text(template: MessageTemplate) -> str:
     """The template as the channel describes it (Graph's template object), JSON-encoded
     like a chat's metadata, as the original product lists it."""
-    return json_text(
+    text = json_text(
         canonical(
             {
                 "name": template.name,
@@ -62,6 +62,7 @@ def template_metadata_text(template: MessageTemplate) -> str:
             }
         )
     )
+    return cast(str, text)  # an object's JSON: never None
 
 
 def template_data(template: MessageTemplate) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def channel_data(channel: Number) -> dict[str, Any]:
     """`GET /api/channel` (docs/channel.md): the default number and its health as
     WhatsApp last reported them. The sandbox's number is always healthy."""
     if channel.kind == NumberKind.SANDBOX:
-        health = {
+        health: dict[str, Any] = {
             "quality_rating": QualityRating.GREEN.value,
             "messaging_limit": "TIER_UNLIMITED",
             "account_status": "ACTIVE",
@@ -111,7 +112,7 @@ def channel_data(channel: Number) -> dict[str, Any]:
 
 
 # The API's names for a number's kind (docs/numbers.md).
-KIND_NAMES = {NumberKind.SANDBOX: "sandbox", NumberKind.CLOUD_API: "cloud"}
+KIND_NAMES: dict[str, str] = {NumberKind.SANDBOX: "sandbox", NumberKind.CLOUD_API: "cloud"}
 
 
 def number_data(number: Number) -> dict[str, Any]:

@@ -3,6 +3,7 @@ number's health and a template's status as WhatsApp last reported them."""
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,7 @@ def sending_health(*, number: Number, template: dict[str, Any]) -> SendingHealth
         name=str(template.get("name", "")),
         language=str((template.get("language") or {}).get("code", "")),
     )
-    row = (
+    row: Mapping[str, Any] = (
         Number.objects.filter(pk=number.pk)
         .annotate(template_status=Subquery(known.values("status")[:1]))
         .values("quality_rating", "messaging_limit", "account_status", "template_status")

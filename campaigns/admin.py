@@ -166,7 +166,7 @@ class CampaignAdmin(OrganizationScopedAdmin):
         "started_at",
         "finished_at",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     def get_queryset(self, request):
         return campaigns_with_counts(super().get_queryset(request))

@@ -1,13 +1,30 @@
 """Campaigns and their recipients as the API shows them, for the API and the admin."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from campaigns.models import Campaign, Recipient
 from campaigns.selectors import recipient_error, recipient_status
 from messaging_project.core.formats import iso_datetime
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
-def campaign_data(campaign: Campaign) -> dict[str, Any]:
+
+class CampaignCounts(TypedDict):
+    """The counts campaigns.selectors annotates a campaign with."""
+
+    total: int
+    pending: int
+    sent: int
+    delivered: int
+    read: int
+    failed: int
+    skipped: int
+    unknown: int
+    waiting: int
+
+
+def campaign_data(campaign: "WithAnnotations[Campaign, CampaignCounts]") -> dict[str, Any]:
     """A campaign with its counts (annotated by campaigns.selectors)."""
     return {
         "uuid": str(campaign.uuid),
@@ -34,8 +51,8 @@ def campaign_data(campaign: Campaign) -> dict[str, Any]:
 def recipient_data(recipient: Recipient) -> dict[str, Any]:
     return {
         "phone": recipient.phone,
-        "contact_uuid": str(recipient.contact.uuid) if recipient.contact_id else None,
+        "contact_uuid": str(recipient.contact.uuid) if recipient.contact is not None else None,
         "status": recipient_status(recipient),
-        "chat_uuid": str(recipient.chat.uuid) if recipient.chat_id else None,
+        "chat_uuid": str(recipient.chat.uuid) if recipient.chat is not None else None,
         "error": recipient_error(recipient),
     }

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -66,6 +67,7 @@ from campaigns.settlement import callback_data
 from contacts.models import Contact
 from contacts.opt_outs import set_opted_out
 from contacts.services import contacts_for_phones
+from sending.models import Chat
 from sending.services import Outcome, TemplateSend, prepare_template_send, record_answers
 
 logger = logging.getLogger(__name__)
@@ -147,8 +149,9 @@ def batch_size(rate: int) -> int:
 
 def run_campaign(
     *, campaign_id: int, worker_id: str, next_sender: Callable[[Campaign], object]
-) -> str:
-    """One sender task's work on a campaign; the campaign's status when it ends.
+) -> str | None:
+    """One sender task's work on a campaign; the campaign's status when it ends (None
+    when it was deleted meanwhile).
     `next_sender(campaign)` enqueues the sender task that takes over the rest."""
     campaign = Campaign.objects.select_related("organization").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
@@ -311,7 +314,7 @@ def dispatch(
         left = threading.Event()
         future = pool.submit(
             call_channel,
-            sender.template_send,
+            cast(TemplateSend, sender.template_send),  # prepared: there is no problem
             contact,
             turn,
             number_id,
@@ -351,7 +354,8 @@ def call_channel(
 
 def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
     """Record the outcomes of the sends answered so far; those still under way."""
-    done, waiting = [], []
+    done: list[Send] = []
+    waiting: list[Send] = []
     for send in under_way:
         (done if send.future.done() else waiting).append(send)
     if not done:
@@ -374,7 +378,8 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
             continue
         answered.append(send)
     outcomes = record_answers(
-        sender.template_send, [(send.contact, send.future.result()) for send in answered]
+        cast(TemplateSend, sender.template_send),  # prepared: sends went out
+        [(send.contact, send.future.result()) for send in answered],
     )
     sent: list[Recipient] = []
     for send, outcome in zip(answered, outcomes, strict=True):
@@ -417,7 +422,9 @@ def record_sent(sent: list[Recipient]) -> None:
 def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
     """A send the channel did not accept (or whose answer never came), its failed chat
     recorded: the recipient's end, or its next try when Graph only throttled it."""
-    error, chat_id, contact_id = outcome.error, outcome.chat.pk, outcome.contact.pk
+    # Not accepted: its error, and the failed chat recorded.
+    error, chat = cast(GatewayError, outcome.error), cast(Chat, outcome.chat)
+    chat_id, contact_id = chat.pk, outcome.contact.pk
     described = f"{error.message}" + (f" (code {error.code})" if error.code else "")
     if error.code == OPTED_OUT_CODE:
         set_opted_out(contact_id=contact_id, opted_out=True)

@@ -22,6 +22,7 @@ from accounts.models import Organization
 from business_numbers.gateway import ChannelNotConfigured
 from campaigns.models import Campaign, Recipient, RecipientStatus
 from contacts.services import contacts_for_phones
+from sending.models import Chat
 from sending.recorded import StatusesKept, StatusesRecorded
 from sending.services import (
     UnknownSend,
@@ -76,7 +77,7 @@ def on_chat_statuses(record: StatusesRecorded) -> None:
     chat and died before marking the recipient sent. Sent now, following that chat."""
     organization, chats = record.organization, record.chats
     updates = [update for update in record.updates if update.callback_data]
-    named = {}
+    named: dict[tuple[int, int], Chat] = {}
     for update in updates:
         key = parse(update.callback_data)
         if key is not None:

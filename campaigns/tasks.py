@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 @task(takes_context=True, priority=BULK)
-def send_campaign(context, campaign_id: int) -> str:
+def send_campaign(context, campaign_id: int) -> str | None:
     """Send the campaign's pending recipients at its pace; its status when done. A slice
     of the work: the rest is handed to the next sender task, enqueued here."""
     worker_ids = context.task_result.worker_ids

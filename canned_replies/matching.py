@@ -40,7 +40,7 @@ class ReplyIndex:
     def build(cls, replies: list[tuple[int, str, str]]) -> "ReplyIndex":
         """From (id, trigger, match_criteria) rows, oldest first."""
         index = cls()
-        by_criteria = {
+        by_criteria: dict[str, dict[str, int]] = {
             MatchCriteria.EXACT_MATCH: index.exact,
             MatchCriteria.STARTS_WITH: index.starts,
             MatchCriteria.ENDS_WITH: index.ends,

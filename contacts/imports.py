@@ -73,7 +73,7 @@ class ImportRefused(ValidationError):
     """The whole file is unusable; nothing was stored."""
 
 
-def refuse(key: str, message: str, **params: Any) -> ImportRefused:
+def refuse(key: str, message: str, /, **params: Any) -> ImportRefused:
     return ImportRefused({key: [ValidationError(message, params=params or None)]})
 
 
@@ -106,8 +106,8 @@ def file_encoding(file: File) -> str:
 def text_of(file: File, encoding: str) -> Iterator[io.TextIOWrapper]:
     """The file's text from its start, read a buffer at a time (newline="": the csv
     reader splits lines itself, quoted line breaks included); the file stays open."""
-    raw = file
-    while isinstance(raw, File):  # the binary file under Django's wrappers
+    raw: Any = file  # a File, then the binary file under Django's wrappers
+    while isinstance(raw, File):
         raw = raw.file
     raw.seek(0)
     text = io.TextIOWrapper(raw, encoding=encoding, newline="")

@@ -2,7 +2,7 @@
 events and the admin alike."""
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from contacts.models import Contact, ContactGroup, ContactImport
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
@@ -115,7 +115,7 @@ def export_row(
         f"+{phone}" if phone else "",
         safe_cell(email or ""),
         safe_cell(group or ""),
-        json_text(metadata) if metadata else "",  # an object: starts with `{`
+        cast(str, json_text(metadata)) if metadata else "",  # an object: starts with `{`
     ]
 
 

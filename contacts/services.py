@@ -5,11 +5,11 @@ from functools import partial
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from accounts.models import Organization
+from accounts.models import Organization, OrganizationRecord
 from contacts import queries
 from contacts.models import Contact, ContactBlock, ContactGroup
 from contacts.representations import (
@@ -29,7 +29,7 @@ DUPLICATE_GROUP = gettext_noop("A contact group with this name already exists.")
 INVALID_GROUP = gettext_noop("The selected contact group is invalid.")
 
 
-def refuse_taken(record: models.Model, *, field: str, value: Any, message: str) -> None:
+def refuse_taken(record: OrganizationRecord, *, field: str, value: Any, message: str) -> None:
     """A clear error when `value` of `field` is taken by another of the organization's live
     records. The database's partial unique index enforces it for the race this misses."""
     clash = (
@@ -42,7 +42,7 @@ def refuse_taken(record: models.Model, *, field: str, value: Any, message: str) 
         raise ValidationError({field: [message]})
 
 
-def save_unique(record: models.Model, *, field: str, message: str) -> None:
+def save_unique(record: OrganizationRecord, *, field: str, message: str) -> None:
     """Save a new record whose `field` is unique among its organization's live records."""
     refuse_taken(record, field=field, value=getattr(record, field), message=message)
     try:
@@ -53,7 +53,7 @@ def save_unique(record: models.Model, *, field: str, message: str) -> None:
 
 
 def update_unique(
-    record: models.Model, *, values: dict[str, Any], field: str, message: str
+    record: OrganizationRecord, *, values: dict[str, Any], field: str, message: str
 ) -> None:
     """Write `values` to a live record (LiveQuerySet.update_live: Http404 if it is deleted)
     whose `field` is unique among its organization's live records."""
@@ -178,7 +178,7 @@ def hold_live_group(group: ContactGroup) -> None:
 def update_contact(*, contact: Contact, changes: dict[str, Any]) -> Contact:
     """Change only the fields given (a field given as None is cleared), and only while the
     contact is live: one deleted meanwhile is not found (Http404)."""
-    values = {
+    values: dict[str, Any] = {
         field: full_address(value) if field == "address" else value
         for field, value in changes.items()
     }

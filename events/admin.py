@@ -155,7 +155,7 @@ class DeliveryAdmin(OrganizationScopedAdmin):
         "updated_at",
         "payload",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
     actions = ["send_again"]
 
     def has_add_permission(self, request):

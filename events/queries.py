@@ -200,7 +200,7 @@ def skip_locked() -> str:
     return "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
 
 
-def listening_rows(organization_id: int) -> list[tuple[int, Any]]:
+def listening_rows(organization_id: int) -> list[tuple[int, Any, str]]:
     """LISTENING_SQL: (id, events as stored, format) of the organization's active endpoints."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -228,7 +228,7 @@ def insert_deliveries(rows: list[tuple]) -> None:
 
 def claim_deliveries(
     *, limit: int, now: datetime, until: datetime, per_endpoint: int, per_organization: int
-) -> list[tuple]:
+) -> list[tuple[int, int, str, str, str, int]]:
     """CLAIM_SQL: up to `limit` due deliveries leased until `until`, at most
     `per_endpoint` (one for an endpoint whose back-off is over) and `per_organization`
     under way with those already leased; (id, endpoint_id, msg_id, event, body,

@@ -48,8 +48,14 @@ class ListeningAddresses(logging.Filter):
     addresses: list[str] = []
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.msg == "Listening at: %s (%s)" and record.args and not record.args[0]:
-            record.args = (",".join(f"http://{a}" for a in self.addresses), *record.args[1:])
+        args = record.args  # a tuple here; a mapping only for a "%(name)s" message
+        if (
+            record.msg == "Listening at: %s (%s)"
+            and isinstance(args, tuple)
+            and args
+            and not args[0]
+        ):
+            record.args = (",".join(f"http://{a}" for a in self.addresses), *args[1:])
         return True
 
 

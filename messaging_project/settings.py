@@ -11,6 +11,7 @@ import ipaddress
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from cryptography.fernet import Fernet
@@ -295,6 +296,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is mi
 # them in an S3-compatible bucket (django-storages; its AWS_* settings below).
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_STORAGE = env_str("MEDIA_STORAGE", "filesystem").lower()
+DEFAULT_STORAGE: dict[str, Any]
 if MEDIA_STORAGE == "filesystem":
     DEFAULT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 elif MEDIA_STORAGE == "s3":
@@ -485,7 +487,7 @@ TRUSTED_PROXIES = env_networks("TRUSTED_PROXIES")
 LOG_FORMAT = env_str("LOG_FORMAT", "plain").lower()
 if LOG_FORMAT not in {"plain", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}.")
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"request": {"()": "messaging_project.core.request_log.RequestContextFilter"}},

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.renderers import (
     OpenApiJsonRenderer,
     OpenApiJsonRenderer2,
@@ -12,7 +12,7 @@ from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
 
-api_patterns = [
+api_patterns: list[URLPattern | URLResolver] = [
     path("me", WhoAmIView.as_view(), name="me"),
     # Public, no token: the OpenAPI schema (JSON, or YAML with ?format=yaml) and Swagger UI.
     re_path(

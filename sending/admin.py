@@ -49,7 +49,7 @@ class ChatAdmin(ReadOnlyAdmin):
         "error_title",
         "error",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     @admin.display(description=_("message"))
     def message(self, chat):
@@ -132,7 +132,7 @@ class AutoReplyAdmin(ReadOnlyAdmin):
         "created_at",
         "updated_at",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     @admin.display(description=_("contact"))
     def contact(self, auto_reply):
@@ -148,7 +148,7 @@ class UnhandledWebhookItemAdmin(ReadOnlyAdmin):
     search_fields = ["field"]
     ordering = ["-last_seen"]
     fields = ["organization", "field", "count", "first_seen", "last_seen", "payload"]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
 
     @admin.display(description=_("last payload"))
     def payload(self, item):

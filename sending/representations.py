@@ -1,12 +1,12 @@
 """Chats as the API shows them (api.md's shapes), for the API, the events
 and the admin alike."""
 
-from typing import Any
+from typing import Any, cast
 
 from business_numbers.representations import canonical
 from contacts.representations import contact_data
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
-from sending.models import Chat, ChatStatus
+from sending.models import Chat, ChatMedia, ChatStatus
 
 
 def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def media_data(chat: Chat) -> dict[str, Any] | None:
     yet: `pending` until fetched, then `available`, or `failed`. Null for other chats."""
     if chat.media_id is None:  # no query for the chats without media
         return None
-    media = chat.media
+    media = cast(ChatMedia, chat.media)  # media_id is set
     return {
         "type": media.kind,
         "status": media.status,

@@ -17,6 +17,7 @@ answer is `unknown` the same way.
 """
 
 import logging
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -60,6 +61,7 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
             )
             if auto_reply_id is None:
                 return "gone"  # the inbound chat was deleted meanwhile
+        auto_reply_id = cast(int, auto_reply_id)  # else a retry, which names its AutoReply
         claimed = AutoReply.objects.filter(pk=auto_reply_id, state__in=CLAIMABLE).update(
             state=AutoReplyState.SENDING, attempts=F("attempts") + 1, updated_at=timezone.now()
         )
@@ -69,7 +71,7 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
     try:
         # Found by its number, or by its user id when it has none; answered from the
         # number it wrote to.
-        recipient = {
+        recipient: dict[str, Any] = {
             "organization": auto_reply.organization,
             "sender": number,
             "phone": contact.phone,
@@ -78,7 +80,7 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
         }
         # The reply's end is written with the chat, in its transaction: one commit (one
         # flush of PostgreSQL's log) fewer for every reply.
-        sent = {
+        sent: dict[str, Any] = {
             "recorded": lambda chat: finish(auto_reply, AutoReplyState.SENT, reply=chat),
             # Known before the call: the message names it whether or not this run lives.
             "chat_uuid": auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),

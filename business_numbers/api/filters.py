@@ -12,4 +12,4 @@ class MessageTemplateFilter(django_filters.FilterSet):
 
     class Meta:
         model = MessageTemplate
-        fields = []
+        fields: list[str] = []

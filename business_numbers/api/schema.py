@@ -110,7 +110,8 @@ ChannelDetail = detail_of(ChannelRecordSerializer, "ChannelDetail")
 class ChannelWriteResultSerializer(serializers.Serializer):
     statusCode = integer("200.")  # noqa: N815 (the wire name)
     message = text("`Request processed successfully`.")
-    data = ChannelRecordSerializer()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = ChannelRecordSerializer()  # type: ignore[assignment]
 
 
 class ChannelViewSchema(OpenApiViewExtension):
@@ -136,7 +137,8 @@ class ChannelViewSchema(OpenApiViewExtension):
 
 class NumberRecordSerializer(serializers.Serializer):
     uuid = text()
-    label = text("The organization's name for the number (`sales`, `support`).")
+    # A declared field (DRF's metaclass takes it off the class): no clash with `label`.
+    label = text("The organization's name for the number (`sales`, `support`).")  # type: ignore[assignment]
     kind = serializers.ChoiceField(choices=["sandbox", "cloud"])
     phone_number_id = text("The Cloud API's id of the number; null for the sandbox.", null=True)
     business_account_id = text("The WhatsApp business account it belongs to.", null=True)

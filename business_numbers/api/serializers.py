@@ -21,7 +21,8 @@ def refuse_unknown_fields(serializer: serializers.Serializer, attrs: dict[str, A
 class NumberInputSerializer(serializers.Serializer):
     """`POST /api/numbers`: a Cloud API number with its credentials, or a sandbox number."""
 
-    label = StrictCharField(required=False, allow_blank=True, default="", max_length=100)
+    # A declared field (DRF's metaclass takes it off the class): no clash with `label`.
+    label = StrictCharField(required=False, allow_blank=True, default="", max_length=100)  # type: ignore[assignment]
     kind = serializers.ChoiceField(
         choices=["cloud", "sandbox"],
         required=False,
@@ -47,7 +48,8 @@ class NumberInputSerializer(serializers.Serializer):
 class NumberUpdateSerializer(serializers.Serializer):
     """`PATCH /api/numbers/{uuid}`: only the fields sent change; the kind does not."""
 
-    label = StrictCharField(required=False, allow_blank=True, max_length=100)
+    # A declared field (DRF's metaclass takes it off the class): no clash with `label`.
+    label = StrictCharField(required=False, allow_blank=True, max_length=100)  # type: ignore[assignment]
     phone_number_id = StrictCharField(required=False, max_length=32)
     business_account_id = StrictCharField(required=False, allow_blank=True, max_length=32)
     access_token = StrictCharField(required=False, max_length=1024, write_only=True)

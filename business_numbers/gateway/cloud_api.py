@@ -17,7 +17,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -182,8 +182,8 @@ def accepted_answer(answer: dict[str, Any], message: dict[str, Any]) -> dict[str
     wa_id = contact.get("wa_id") if isinstance(contact, dict) else None
     return {
         "messaging_product": "whatsapp",
-        "contacts": (
-            [{"input": storable.text(contact.get("input") or "", 32), "wa_id": wa_id}]
+        "contacts": (  # a wa_id is a str only when it came from a dict `contact`
+            [{"input": storable.text(cast(dict, contact).get("input") or "", 32), "wa_id": wa_id}]
             if isinstance(wa_id, str) and WA_ID.fullmatch(wa_id)
             else []
         ),
@@ -315,7 +315,7 @@ class CloudApiGateway:
                 "give it one with configure_channel --business-account-id."
             )
         base = settings.WHATSAPP_GRAPH_URL
-        url: str | None = f"{base}/{self.business_account_id}/message_templates"
+        url = f"{base}/{self.business_account_id}/message_templates"
         params: dict[str, Any] | None = {"fields": TEMPLATE_FIELDS, "limit": 100}
         templates: list[dict[str, Any]] = []
         for _ in range(MAX_TEMPLATE_PAGES):
@@ -328,7 +328,7 @@ class CloudApiGateway:
                     type="invalid_response",
                 )
             templates.extend(item for item in data if isinstance(item, dict))
-            url = (answer.get("paging") or {}).get("next")
+            url = (answer.get("paging") or {}).get("next") or ""
             if not url:
                 return templates
             if not same_origin(url, base):

@@ -60,7 +60,11 @@ def configure_channel(
                     ]
                 }
             )
-        values = {"kind": NumberKind.SANDBOX, "phone_number_id": "", "access_token": ""}
+        values: dict[str, Any] = {
+            "kind": NumberKind.SANDBOX,
+            "phone_number_id": "",
+            "access_token": "",
+        }
         values.update(dict.fromkeys(optional, ""))
         return save_channel(organization, values)
 

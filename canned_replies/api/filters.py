@@ -11,7 +11,7 @@ class CannedReplyFilter(django_filters.FilterSet):
 
     class Meta:
         model = CannedReply
-        fields = []
+        fields: list[str] = []
 
     def filter_search(self, qs, name, value):
         return search_terms(qs, ["name", "trigger", "metadata__data__text"], value)

@@ -16,7 +16,7 @@ class ContactFilter(django_filters.FilterSet):
 
     class Meta:
         model = Contact
-        fields = []
+        fields: list[str] = []
 
     def filter_search(self, qs, name, value):
         # "+1 415" finds 1415...: the plus is not stored.
@@ -31,4 +31,4 @@ class ContactGroupFilter(django_filters.FilterSet):
 
     class Meta:
         model = ContactGroup
-        fields = []
+        fields: list[str] = []

@@ -24,7 +24,7 @@ class ContactPagination(LaravelPagination):
     def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
         self.organization_id = view.organization.pk
         self.filtered = any(request.query_params.get(name, "").strip() for name in FILTERS)
-        self.total_with_page = None
+        self.total_with_page: int | None = None
         return super().paginate_queryset(queryset, request, view)
 
     def rows(self, queryset, offset: int, limit: int) -> list[Any]:

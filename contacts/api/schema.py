@@ -164,7 +164,8 @@ class ContactImportRecordSerializer(serializers.Serializer):
     created_at = text(ISO_DATETIME)
     started_at = text(ISO_DATETIME, null=True)
     finished_at = text(ISO_DATETIME, null=True)
-    errors = ContactImportErrorSerializer(many=True, help_text="The first 1,000 failed rows.")
+    # A declared field (DRF's metaclass takes it off the class): no clash with `errors`.
+    errors = ContactImportErrorSerializer(many=True, help_text="The first 1,000 failed rows.")  # type: ignore[assignment]
 
 
 class ContactImportStartedSerializer(serializers.Serializer):
@@ -172,7 +173,8 @@ class ContactImportStartedSerializer(serializers.Serializer):
         uuid = serializers.UUIDField()
         status = text("`pending`: the import waits for a worker.")
 
-    data = Started()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = Started()  # type: ignore[assignment]
 
 
 class ContactImportJsonSerializer(serializers.Serializer):
@@ -187,7 +189,8 @@ class ContactImportJsonSerializer(serializers.Serializer):
 
 
 class ContactImportFileSerializer(ContactImportOptionsSerializer):
-    contacts = None
+    # None takes the inherited field away (DRF's way).
+    contacts = None  # type: ignore[assignment]
 
 
 ContactImportDetail = detail_of(ContactImportRecordSerializer, "ContactImportDetail")

@@ -117,7 +117,7 @@ def message_metadata(item: dict) -> tuple[dict, str | None]:
     the text the canned replies match."""
     kind = item.get("type")
     kind = kind if isinstance(kind, str) and kind else "unknown"
-    metadata = {"type": kind}
+    metadata: dict[str, Any] = {"type": kind}
     metadata.update({key: value for key, value in item.items() if key not in IDENTITY_KEYS})
     metadata["type"] = kind
     text = matchable_text(kind, item)

@@ -8,7 +8,7 @@ reached is a 503 with `Retry-After`, not a 500: the client's retry will work.
 
 import logging
 from math import ceil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -22,6 +22,9 @@ from rest_framework.views import set_rollback
 
 from messaging_project.api.parsers import MALFORMED_BODY, MalformedForm
 from messaging_project.core.database import UNAVAILABLE_ERRORS
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 logger = logging.getLogger("messaging_project.api")
 
@@ -43,7 +46,7 @@ class PageParameterError(exceptions.ValidationError):
 class ApiError(exceptions.APIException):
     """An error with its own status, message and extra body fields."""
 
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
+    def __init__(self, status: int, message: "StrOrPromise", **extra: Any) -> None:
         super().__init__(message)
         self.status_code = status
         self.extra = extra
@@ -147,9 +150,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return Response(error_body(500, SERVER_ERROR), status=500)
 
     headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(ceil(exc.wait))
+    auth_header = getattr(exc, "auth_header", None)  # set by DRF's views on a 401
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    # Throttled.wait is missing from djangorestframework-stubs.
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:  # type: ignore[attr-defined]
+        headers["Retry-After"] = str(ceil(exc.wait))  # type: ignore[attr-defined]
     message, extra = describe(exc)
     return Response(error_body(exc.status_code, message, **extra), exc.status_code, headers=headers)

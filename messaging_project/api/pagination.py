@@ -51,7 +51,7 @@ def id_direction(queryset) -> str | None:
     """ "asc" or "desc" when the queryset is ordered by its primary key first, else None."""
     ordering = queryset.query.order_by or queryset.model._meta.ordering
     first = ordering[0] if ordering else None
-    return {"id": "asc", "pk": "asc", "-id": "desc", "-pk": "desc"}.get(first)
+    return {"id": "asc", "pk": "asc", "-id": "desc", "-pk": "desc"}.get(first) if first else None
 
 
 def page_rows(queryset, offset: int, limit: int) -> list[Any]:
@@ -158,7 +158,7 @@ class LaravelPagination(BasePagination):
                 ],
                 "path": self.path,
                 "per_page": self.per_page,
-                "to": first_item + len(data) - 1 if data else None,
+                "to": first_item + len(data) - 1 if first_item is not None else None,
                 "total": self.total,
             },
         }

@@ -146,12 +146,13 @@ def nested(pairs) -> dict:
             raise MalformedForm(f"{FORM_BODY} The field name {name[:80]!r} cannot be read.")
         value = None if raw == "" else raw
         node = root
-        for depth, key in enumerate(path):
+        for depth, part in enumerate(path):
             last = depth == len(path) - 1
-            if key == "":  # `a[]`: the next index
+            key: str | int = part
+            if part == "":  # `a[]`: the next index
                 key = len(node)
-            elif depth and is_index(key):
-                key = int(key)
+            elif depth and is_index(part):
+                key = int(part)
             if last:
                 node[key] = value
             else:

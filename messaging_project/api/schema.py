@@ -70,7 +70,9 @@ class ErrorSerializer(serializers.Serializer):
 
 
 class ValidationErrorSerializer(ErrorSerializer):
-    errors = serializers.DictField(
+    # A declared field, which DRF's metaclass takes out of the class: no clash with
+    # Serializer.errors, which the stubs cannot tell.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="Messages by field; nested fields use dotted paths (`buttons.0.title`). "
@@ -120,7 +122,8 @@ class PageLinksSerializer(serializers.Serializer):
 
 class PageWindowLinkSerializer(serializers.Serializer):
     url = serializers.URLField(allow_null=True)
-    label = text("`&laquo; Previous`, a page number, `...`, or `Next &raquo;`.")
+    # A declared field, which DRF's metaclass takes out of the class: not Field.label.
+    label = text("`&laquo; Previous`, a page number, `...`, or `Next &raquo;`.")  # type: ignore[assignment]
     active = serializers.BooleanField(help_text="True only on the current page's entry.")
 
 

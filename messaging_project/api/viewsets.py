@@ -7,6 +7,7 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.viewsets import GenericViewSet
 
 WRITE_OK = "Request processed successfully"
@@ -35,7 +36,8 @@ class OrganizationViewSet(OrganizationScopedMixin, GenericViewSet):
     """List and detail for a resource; subclasses add the writes through their services."""
 
     lookup_field = "uuid"
-    input_serializer_class = None
+    # The writes' input, set by each subclass that writes.
+    input_serializer_class: type[BaseSerializer]
     # Turns a record into its api.md dict; a plain function keeps lists fast.
     represent: Callable[[Any], dict[str, Any]]
 

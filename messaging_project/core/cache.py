@@ -8,6 +8,7 @@ transaction mode set in settings takes the write lock) for the read and the writ
 """
 
 import threading
+from typing import cast
 
 from django.core.cache.backends.db import DatabaseCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
@@ -72,4 +73,6 @@ class SharedRedisCache(RedisCache):
         """Adds one to the counter `key`, which expires `timeout` seconds after its first
         hit, and returns the new count."""
         key = self.make_and_validate_key(key, version=version)
-        return self._cache.count_in_window(key, timeout)
+        # __init__ made the client a ReusedClientRedisCacheClient.
+        client = cast(ReusedClientRedisCacheClient, self._cache)
+        return client.count_in_window(key, timeout)

@@ -82,7 +82,7 @@ setting_changed.connect(forget_keys)
 
 
 def is_encrypted(stored: str | None) -> bool:
-    return bool(stored) and stored.startswith(PREFIX)
+    return bool(stored and stored.startswith(PREFIX))
 
 
 def encrypt(plaintext: str) -> str:

@@ -4,6 +4,7 @@ field decrypts), and the database cache's row lock. The ORM reads every column t
 its field, and has no lock on a row it does not select: these say what it cannot."""
 
 from collections.abc import Iterator
+from typing import cast
 
 from django.db import models
 
@@ -14,7 +15,8 @@ def quoted(connection, model: type[models.Model], field_name: str) -> tuple[str,
     return (
         quote(model._meta.db_table),
         quote(model._meta.pk.column),
-        quote(model._meta.get_field(field_name).column),
+        # A column's name: `field_name` names a concrete field, never a reverse relation.
+        quote(cast(models.Field, model._meta.get_field(field_name)).column),
     )
 
 

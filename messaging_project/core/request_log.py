@@ -29,7 +29,9 @@ admin_logger = logging.getLogger("messaging.admin")
 ADMIN_ACTIONS = {1: "addition", 2: "change", 3: "deletion"}
 
 # What is known about the request being served on this thread: request_id, client.
-current = contextvars.ContextVar("request_context", default=None)
+current: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "request_context", default=None
+)
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 FIELDS = ("request_id", "organization_id", "client", "method", "path", "status", "duration_ms")

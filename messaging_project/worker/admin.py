@@ -47,7 +47,8 @@ THEIR_STRINGS = [
 
 @admin.register(DBTaskResult)
 class TaskAdmin(django_tasks_db.admin.DBTaskResultAdmin):
-    list_display = (
+    # mypy takes django_tasks_db's tuples for fixed-length types; any sequence will do.
+    list_display = (  # type: ignore[assignment]
         "task_name",
         "status",
         "attempts",
@@ -56,7 +57,7 @@ class TaskAdmin(django_tasks_db.admin.DBTaskResultAdmin):
         "started_at",
         "finished_at",
     )
-    list_filter = ("status", "queue_name")
+    list_filter = ("status", "queue_name")  # type: ignore[assignment]
     show_full_result_count = False  # the table can be large: one count query, not two
 
     def get_readonly_fields(self, request, obj=None):

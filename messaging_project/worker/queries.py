@@ -43,7 +43,8 @@ def claim_ready(
     `worker_id`; None when none is ready."""
     connection = connections[using]
     now = timezone.now()
-    only, params = "", []
+    only = ""
+    params: list[list[str] | str] = []
     if "*" not in queue_names:
         only += " AND queue_name = ANY(%s)"
         params.append(list(queue_names))

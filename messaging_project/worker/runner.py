@@ -38,6 +38,8 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import (
@@ -58,6 +60,9 @@ from messaging_project.worker.queries import claim_ready
 from messaging_project.worker.queues import QUEUES, Queue, run_queues
 from messaging_project.worker.recovery import beat, recover_abandoned_tasks
 from messaging_project.worker.schedule import Scheduler
+
+if TYPE_CHECKING:
+    import psycopg
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +86,8 @@ def recycle_connections() -> None:
     close_old_connections()
     for connection in connections.all(initialized_only=True):
         if connection.connection is not None:
-            connection.health_check_done = True
+            # Django's attribute since 5.1, not yet in django-stubs.
+            connection.health_check_done = True  # type: ignore[attr-defined]
 
 
 class Listener:
@@ -100,10 +106,10 @@ class Listener:
     RETRY = 30.0
     CONNECT_TIMEOUT = 3
 
-    def __init__(self, alias: str, direct: dict | None = None) -> None:
+    def __init__(self, alias: str, direct: Mapping[str, Any] | None = None) -> None:
         self.alias = alias
         self.direct = direct
-        self.connection = None
+        self.connection: psycopg.Connection | None = None
         self.retry_at = 0.0
         self.lost = False
 

@@ -12,4 +12,4 @@ class ChatFilter(django_filters.FilterSet):
 
     class Meta:
         model = Chat
-        fields = []
+        fields: list[str] = []

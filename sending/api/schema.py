@@ -70,7 +70,8 @@ class TemplateChatRecordSerializer(RecordSerializer):
     metadata = text("JSON-encoded description of the message.", null=True)
     media_id = integer(null=True)
     status = serializers.ChoiceField(choices=ChatStatus.choices)
-    source = serializers.ChoiceField(
+    # A declared field (DRF's metaclass takes it off the class): no clash with `source`.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
         choices=ChatSource.choices,
         help_text="Who wrote the message: `customer` (inbound), `api` (sent through this "
         "service: the API, auto-replies, campaigns) or `business_app` (sent from the "
@@ -157,27 +158,32 @@ class SendResultSerializer(serializers.Serializer):
 
 class TemplateSendResultSerializer(SendResultSerializer):
     messages = SentTemplateMessageSerializer(many=True)
-    chat = TemplateChatRecordSerializer()
+    # A declared field, replaced with the template send's record.
+    chat = TemplateChatRecordSerializer()  # type: ignore[assignment]
 
 
 class SendOutcomeSerializer(serializers.Serializer):
     success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
-    data = SendResultSerializer()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = SendResultSerializer()  # type: ignore[assignment]
 
 
 class TemplateSendOutcomeSerializer(serializers.Serializer):
     success = serializers.BooleanField(help_text="Always true: failures are HTTP errors.")
-    data = TemplateSendResultSerializer()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = TemplateSendResultSerializer()  # type: ignore[assignment]
 
 
 class SendResponseSerializer(serializers.Serializer):
     statusCode = integer("200")  # noqa: N815
-    data = SendOutcomeSerializer()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = SendOutcomeSerializer()  # type: ignore[assignment]
 
 
 class TemplateSendResponseSerializer(serializers.Serializer):
     statusCode = integer("200")  # noqa: N815
-    data = TemplateSendOutcomeSerializer()
+    # A declared field (DRF's metaclass takes it off the class): no clash with `data`.
+    data = TemplateSendOutcomeSerializer()  # type: ignore[assignment]
 
 
 # A send's failures: the channel refused, failed or did not answer -----------------------

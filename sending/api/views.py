@@ -88,7 +88,7 @@ def channel_errors() -> Iterator[None]:
             CHANNEL_STATUS[error.kind], channel_message(error), channel_error=channel_error(error)
         ) from None
     except services.SendNotRecorded as unknown:
-        known = {"wam_id": unknown.wam_id} if unknown.wam_id else {}
+        known: dict[str, Any] = {"wam_id": unknown.wam_id} if unknown.wam_id else {}
         if unknown.error is not None:
             known["channel_error"] = channel_error(unknown.error)
         raise ApiError(503, NOT_RECORDED, **known) from None

@@ -9,7 +9,7 @@ the send service can write them).
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,7 +125,9 @@ def record_answers(send: TemplateSend, answers: list[tuple[Contact, Answer]]) ->
         )
         accepted.append((index, contact, chat))
     try:
-        chats = record_accepted([chat for _, _, chat in accepted])
+        chats: Sequence[Chat | SendFailed | None] = record_accepted(
+            [chat for _, _, chat in accepted]
+        )
     except SendNotRecorded:
         chats = [None] * len(accepted)
     for (index, contact, chat), recorded in zip(accepted, chats, strict=True):
@@ -133,7 +135,7 @@ def record_answers(send: TemplateSend, answers: list[tuple[Contact, Answer]]) ->
             outcomes[index] = Outcome(contact, recorded.chat, recorded.error, chat.wam_id)
         else:
             outcomes[index] = Outcome(contact, recorded, wam_id=chat.wam_id)
-    return outcomes  # type: ignore[return-value]  (every index is filled above)
+    return outcomes  # type: ignore[return-value]  # every index is filled above
 
 
 def refused(

@@ -9,7 +9,7 @@ failed send is recorded too, as a `failed` chat with the error (`record_failure`
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.db import IntegrityError, transaction
 
@@ -99,7 +99,8 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
         with transaction.atomic():
             hold_message_ids(chats[0].organization_id, [chat.wam_id for chat in chats])
             for chat in chats:
-                chat.conversation = None  # a rolled-back attempt's may not exist
+                # A rolled-back attempt's may not exist; with_conversations sets it again.
+                chat.conversation = None  # type: ignore[assignment]
             with_conversations(chats)
             Chat.objects.bulk_create(chats)
             emit_chats(Event.MESSAGE_SENT, chats)
@@ -143,7 +144,7 @@ def record_one_accepted(chat: Chat) -> Chat | SendFailed:
     try:
         return record(chat)
     except IntegrityError:
-        error = repeated_message_id(chat.wam_id)
+        error = repeated_message_id(cast(str, chat.wam_id))  # accepted: it has its id
         failed = record_failure(
             organization=chat.organization,
             number=chat.number,
@@ -173,7 +174,8 @@ def record(
                 # Statuses Meta posted before this insert were kept aside: take them in
                 # the same transaction, holding the id against a webhook storing more.
                 hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
-                chat.conversation = None  # a rolled-back attempt's may not exist
+                # A rolled-back attempt's may not exist; with_conversations sets it again.
+                chat.conversation = None  # type: ignore[assignment]
                 with_conversations([chat])
                 chat.save(force_insert=True)
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel

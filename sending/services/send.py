@@ -10,7 +10,7 @@ and the caller gets a SendFailed carrying the channel's error and that chat.
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db import IntegrityError
 
@@ -166,7 +166,11 @@ def send_template(
     `known_template`: what known_template() gave a caller that sends it many times.
     """
     way = route(organization, sender=sender, phone=phone, reply_to=reply_to)
-    known = synced_template(way.number, template) if known_template is LOOK_UP else known_template
+    known = (
+        synced_template(way.number, template)
+        if known_template is LOOK_UP
+        else cast(MessageTemplate | None, known_template)  # anything but LOOK_UP is one
+    )
     metadata = template_metadata(template, known)
     payload = template_payload(phone=phone, template=template)
     return deliver(
@@ -304,17 +308,17 @@ def deliver(
     wam_id, status = message["id"], message.get("message_status")
     if status == ChatStatus.FAILED:
         count_send("failed", 200)
-        error = failed_on_arrival(wam_id)
+        answer_error = failed_on_arrival(wam_id)
         failed = record_failure(
             organization=organization,
             number=number,
             contact=contact,
             metadata=metadata,
-            error=error,
+            error=answer_error,
             wam_id=wam_id,
             chat_uuid=chat_uuid,
         )
-        raise SendFailed(error=error, chat=failed)
+        raise SendFailed(error=answer_error, chat=failed)
     chat = accepted_chat(
         organization=organization,
         number=number,
@@ -328,16 +332,16 @@ def deliver(
     except IntegrityError:
         # The id is already one of this organization's messages: the status updates
         # could not tell the two apart, so this answer cannot be trusted.
-        error = repeated_message_id(wam_id)
+        answer_error = repeated_message_id(wam_id)
         failed = record_failure(
             organization=organization,
             number=number,
             contact=contact,
             metadata=metadata,
-            error=error,
+            error=answer_error,
             chat_uuid=chat_uuid,
         )
-        raise SendFailed(error=error, chat=failed) from None
+        raise SendFailed(error=answer_error, chat=failed) from None
     count_send("accepted", 200)
     chat.contact = contact  # the same instance, so the response needs no query
     return SendResult(

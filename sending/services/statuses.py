@@ -11,7 +11,7 @@ that whichever commits second sees the first one's row.
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
@@ -20,7 +20,7 @@ from sending.recorded import StatusesKept, StatusesRecorded, announce
 from sending.services.events import emit_status_updates, move_forward, status_listeners
 
 # Forward order of an outbound message's status; anything else never moves it.
-STATUS_RANK = {
+STATUS_RANK: dict[str, int] = {
     ChatStatus.ACCEPTED: 0,
     ChatStatus.HELD_FOR_QUALITY_ASSESSMENT: 0,
     ChatStatus.PAUSED: 0,
@@ -126,7 +126,8 @@ def chats_with_statuses(*, organization: Organization, callback_data) -> dict[st
         .select_related("chat")
         .order_by("id")
     )
-    return {event.callback_data: event.chat for event in found}
+    # chat__isnull=False: each has its chat.
+    return {event.callback_data: cast(Chat, event.chat) for event in found}
 
 
 def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> tuple[int, int]:
@@ -158,7 +159,7 @@ def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> t
     # and then finds the statuses we keep aside.
     hold_message_ids(organization.pk, wam_ids)
     chats = {
-        chat.wam_id: chat
+        cast(str, chat.wam_id): chat  # found by it: never None
         for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
     }
     # ignore_conflicts: a concurrent delivery of the same events may have stored them

@@ -187,6 +187,16 @@ def test_a_json_list_is_imported_like_a_file(api, org_a):
     assert found["14155552672"].metadata == {"vip": True}
 
 
+def test_a_json_contact_with_a_field_that_is_not_text_is_refused(api, org_a):
+    body = {"contacts": [{"phone": "+14155552671", "first_name": ["Ann"]}]}
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"]["contacts"] == [
+        "The field first_name of contact 1 must be text or a number."
+    ]
+    assert not ContactImport.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

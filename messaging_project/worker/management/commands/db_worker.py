@@ -15,9 +15,9 @@ import gc
 import os
 import signal
 import socket
+from argparse import ArgumentParser
 
 from django.conf import settings
-from django.core.management.base import CommandParser
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands import db_worker
@@ -35,7 +35,7 @@ def worker_id() -> str:
 class Command(db_worker.Command):
     help = "Run the background tasks: threads, heartbeats, recovery and the clean-up schedule."
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_arguments(self, parser: ArgumentParser) -> None:
         super().add_arguments(parser)
         parser.add_argument(
             "--threads",
@@ -51,7 +51,8 @@ class Command(db_worker.Command):
         if verbosity != 1:
             super().configure_logging(verbosity)
 
-    def handle(self, *, verbosity, threads, reload, batch, **options) -> None:
+    # Django passes every option, --threads too, which django_tasks_db's handle() lacks.
+    def handle(self, *, verbosity, threads, reload, batch, **options) -> None:  # type: ignore[override]
         self.configure_logging(verbosity)
         if threads < 1:
             raise db_worker.CommandError("--threads must be at least 1.")
