@@ -3,12 +3,15 @@ from (docs/numbers.md), against the loopback Cloud API."""
 
 import pytest
 
+from business_numbers.api.schema import NumberDetail, NumberPage, NumberRecordSerializer
 from business_numbers.models import Number
+from business_numbers.representations import number_data
 from business_numbers.services import configure_channel
 from campaigns.models import CampaignStatus
 from sending.models import Chat
 from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID
 from tests.factories import create_campaign_record
+from tests.shapes import assert_documented
 
 pytestmark = pytest.mark.django_db
 
@@ -180,3 +183,9 @@ def test_without_from_a_send_goes_from_the_default_then_the_number_last_written_
     api.post("/api/send", {"phone": f"+{PHONE}", "message": "second"})
     api.post("/api/send", {"phone": f"+{PHONE}", "message": "third", "reply_to": str(first.uuid)})
     assert sent_from(graph) == [PHONE_NUMBER_ID, SUPPORT_ID, SUPPORT_ID]
+
+
+def test_the_number_record_and_page_have_exactly_their_documented_fields(two_numbers, api):
+    assert_documented(number_data(two_numbers[1]), NumberRecordSerializer())
+    assert_documented(api.get("/api/numbers").json(), NumberPage())
+    assert_documented(api.get(f"/api/numbers/{two_numbers[0].uuid}").json(), NumberDetail())

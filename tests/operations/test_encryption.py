@@ -305,9 +305,9 @@ def test_the_start_check_reads_every_organizations_secrets(keys, org_a, org_b):
     )
     keys.FIELD_ENCRYPTION_KEYS = [KEY_1]  # org B's key missing: its secrets are unreadable
     assert encryption.undecryptable_columns() == [
-        "sending.Channel.access_token",
-        "sending.Channel.app_secret",
-        "sending.Channel.verify_token",
+        "business_numbers.Number.access_token",
+        "business_numbers.Number.app_secret",
+        "business_numbers.Number.verify_token",
     ]
     with pytest.raises(ImproperlyConfigured, match="cannot decrypt the secrets stored in"):
         encryption.verify_stored_secrets()
