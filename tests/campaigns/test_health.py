@@ -254,6 +254,30 @@ def test_numbers_messaged_in_the_last_day_do_not_count_against_the_limit(api, cl
     assert len(sends(graph)) == 6
 
 
+def test_conversations_started_with_no_limit_count_toward_the_limit_that_follows(
+    api, cloud_org, graph
+):
+    """650 sent while the limit was unknown, then WhatsApp says 250: the day is full.
+    (Here 5, then a limit of 3.)"""
+    first = create(api, phones=numbers(5))  # no limit known: all five go
+    run_tasks()
+    assert shown(api, first)["sent"] == 5
+    assert NewConversation.objects.count() == 5
+
+    health(cloud_org, messaging_limit="TIER_3")
+    later = create(api, phones=[f"+4915199{n:06d}" for n in range(2)])
+    run_tasks()
+    data = shown(api, later)
+    assert (data["status"], data["sent"], data["waiting"]) == ("running", 0, 2)
+    assert len(sends(graph)) == 5
+
+    # A day later the window has room again.
+    NewConversation.objects.update(started_at=timezone.now() - timedelta(hours=25))
+    resume_campaigns.call()
+    run_tasks()
+    assert shown(api, later)["sent"] == 2
+
+
 def test_waiting_recipients_wake_for_an_unlimited_number(api, cloud_org, graph):
     health(cloud_org, messaging_limit="TIER_250")
     NewConversation.objects.bulk_create(
