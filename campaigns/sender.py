@@ -374,7 +374,9 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
             continue
         answered.append(send)
     outcomes = record_answers(
-        sender.template_send, [(send.contact, send.future.result()) for send in answered]
+        sender.template_send,
+        [(send.contact, send.future.result()) for send in answered],
+        callback_data=[callback_data(send.recipient) for send in answered],
     )
     sent: list[Recipient] = []
     for send, outcome in zip(answered, outcomes, strict=True):
