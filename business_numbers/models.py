@@ -127,6 +127,9 @@ class Number(OrganizationRecord):
     # The business account's latest alerts (account_alerts), newest first.
     alerts = models.JSONField(_("alerts"), default=list, blank=True)
     health_updated_at = models.DateTimeField(_("health updated at"), null=True, blank=True)
+    # Each health field's last news time (unix seconds, WhatsApp's `entry.time`): older
+    # news leaves the field alone (inbound/services/account_news.py).
+    news_times = models.JSONField(_("news times"), default=dict, blank=True)
     # Refuse free-form sends outside the 24-hour customer-service window (off: as the
     # original product, WhatsApp itself refuses them).
     enforce_service_window = models.BooleanField(_("enforce the service window"), default=False)
@@ -185,6 +188,9 @@ class MessageTemplate(OrganizationRecord):
     quality = models.CharField(_("quality"), max_length=32, blank=True, default="")
     components = models.JSONField(_("components"), default=list, blank=True)
     external_id = models.CharField(_("external id"), max_length=64, blank=True, default="")
+    # Each field's last news time (unix seconds, WhatsApp's `entry.time`): older news
+    # leaves the field alone (inbound/services/account_news.py).
+    news_times = models.JSONField(_("news times"), default=dict, blank=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta(OrganizationRecord.Meta):

@@ -5,9 +5,11 @@ A recipient is new when the organization sent its number nothing (no outbound ch
 campaign message) in the last 24 hours. Each new one a campaign sends to is written down
 (NewConversation) before its message leaves, in a transaction that holds the
 organization's SendPace row, the lock every sender of the number takes its turns under:
-so two workers never both spend the last places. The new recipients over the limit wait
-(`waiting`); the minutely task (`wake_waiting`) gives them back to the senders as the
-window frees places.
+so two workers never both spend the last places. They are written down while the
+number has no known limit too, so that the conversations of the last 24 hours count
+when WhatsApp reports one. The new recipients over the limit wait (`waiting`); the
+minutely task (`wake_waiting`) gives them back to the senders as the window frees
+places.
 """
 
 import logging
@@ -44,8 +46,9 @@ def admit(
     contacts: dict[str, Contact],
 ) -> list[Recipient]:
     """Of a batch's claimed recipients, those that may go now; the new ones over the
-    limit are made `waiting` (their claim released)."""
-    if limit is None or not claimed:
+    limit are made `waiting` (their claim released). With no limit (unknown or
+    unlimited) all go, and the new ones are written down all the same."""
+    if not claimed:
         return claimed
     going: list[Recipient] = []
     waiting: list[Recipient] = []
@@ -61,7 +64,7 @@ def admit(
         )
         recent = NewConversation.objects.filter(number_id=number_id, started_at__gte=since)
         started = set(recent.filter(phone__in=phones).values_list("phone", flat=True))
-        places = limit - recent.count()
+        places = len(claimed) if limit is None else limit - recent.count()
         new: list[NewConversation] = []
         for recipient in claimed:
             if contacts[recipient.phone].pk in known or recipient.phone in started:

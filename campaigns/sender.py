@@ -380,6 +380,7 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
     outcomes = record_answers(
         cast(TemplateSend, sender.template_send),  # prepared: sends went out
         [(send.contact, send.future.result()) for send in answered],
+        callback_data=[callback_data(send.recipient) for send in answered],
     )
     sent: list[Recipient] = []
     for send, outcome in zip(answered, outcomes, strict=True):

@@ -13,7 +13,10 @@ account, or another number, of the same Meta app is left alone and counted as
 `other_number`, as messages for another number are.
 
 Every handler writes only what changed: news delivered again changes nothing, emits
-nothing and counts as a duplicate.
+nothing and counts as a duplicate. News comes in no promised order (WhatsApp retries a
+delivery for days): each field of a template or number keeps the time of the news that
+last set it (`news_times`), and older news (by its entry's `time`, else its own
+`timestamp`) leaves that field alone, counting as a duplicate (docs/webhooks.md).
 """
 
 import logging
@@ -46,13 +49,24 @@ from sending.models import UnhandledWebhookItem
 
 logger = logging.getLogger(__name__)
 
-FieldHandler = Callable[[Organization, dict, WebhookSummary], None]
+# A handler gets the change's value and the news' time (unix seconds; None when unknown).
+FieldHandler = Callable[[Organization, dict, WebhookSummary, int | None], None]
+
+
+def untimed(handler: Callable[[Organization, dict, WebhookSummary], None]) -> FieldHandler:
+    """A handler whose items carry their own times (messages, preferences)."""
+
+    def handle(organization: Organization, value: dict, summary: WebhookSummary, at) -> None:
+        handler(organization, value, summary)
+
+    return handle
+
 
 FIELD_HANDLERS: dict[str, FieldHandler] = {
     # Customers and the conversation (inbound/services/customers.py)
-    "user_preferences": record_user_preferences,
-    "smb_message_echoes": record_business_app_echoes,
-    "history": record_history,
+    "user_preferences": untimed(record_user_preferences),
+    "smb_message_echoes": untimed(record_business_app_echoes),
+    "history": untimed(record_history),
 }
 
 
@@ -63,9 +77,10 @@ def record_account_news(
     summary: WebhookSummary,
     *,
     account_id: object = None,
+    entry_time: object = None,
 ) -> None:
     """One change of a field other than `messages`; `account_id` is its entry's id (the
-    WhatsApp business account it is about)."""
+    WhatsApp business account it is about), `entry_time` its entry's `time`."""
     if not for_account(organization, account_id, value):
         summary.other_number += 1
         logger.info("Webhook %s for another account, organization %s", field, organization.pk)
@@ -76,7 +91,39 @@ def record_account_news(
         if isinstance(field, str) and field:
             guarded(log_unhandled, organization, value, summary, field)
         return
-    guarded(handler, organization, value, summary)
+    guarded(handler, organization, value, summary, news_time(entry_time, value))
+
+
+def news_time(entry_time: object, value: dict) -> int | None:
+    """When WhatsApp says the news happened (unix seconds): its entry's `time`, else the
+    change's own `timestamp`; None when neither is a usable time."""
+    for candidate in (entry_time, value.get("timestamp")):
+        if isinstance(candidate, bool):
+            continue
+        if isinstance(candidate, str) and candidate.strip().isdigit():
+            candidate = int(candidate.strip())
+        if isinstance(candidate, int | float) and 0 < candidate < 2**53:
+            return int(candidate)
+    return None
+
+
+def fresh_changes(
+    record: MessageTemplate | Number, changes: dict[str, Any], at: int | None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Of a news item's changes, those it may make (the fields whose last news is not
+    newer), and the record's news times after it. Equal times apply: the same news
+    again changes nothing anyway."""
+    if at is None:
+        return changes, {}
+    known = dict(record.news_times) if isinstance(record.news_times, dict) else {}
+    fresh = {}
+    for field, new in changes.items():
+        last = known.get(field)
+        if isinstance(last, int) and last > at:
+            continue
+        fresh[field] = new
+        known[field] = at
+    return fresh, known
 
 
 def for_account(organization: Organization, account_id: object, value: dict) -> bool:
@@ -173,22 +220,35 @@ def news_template(organization: Organization, value: dict) -> MessageTemplate | 
 
 
 def change_template(
-    organization: Organization, value: dict, summary: WebhookSummary, changes: dict[str, Any]
+    organization: Organization,
+    value: dict,
+    summary: WebhookSummary,
+    changes: dict[str, Any],
+    at: int | None,
+    template: MessageTemplate | None = None,
 ) -> None:
-    """Write `changes` to the template the change names, if any differs; one
+    """Write `changes` to the template the change names (`template` when found
+    already), those fields that differ and no newer news set; one
     template.status.update for it."""
-    template = news_template(organization, value)
+    template = template or news_template(organization, value)
     if template is None:
         logger.info("Template news for a template organization %s has not synced", organization.pk)
         summary.updates += 1
         return
-    changed = {field: new for field, new in changes.items() if getattr(template, field) != new}
+    fresh, times = fresh_changes(template, changes, at)
+    changed = {field: new for field, new in fresh.items() if getattr(template, field) != new}
     if not changed:
         summary.duplicates += 1
+        if times and times != template.news_times:  # the same state, told later
+            MessageTemplate.objects.filter(pk=template.pk).update(news_times=times)
         return
     for field, new in changed.items():
         setattr(template, field, new)
-    template.save(update_fields=[*changed, "updated_at"])
+    fields = [*changed, "updated_at"]
+    if times:
+        template.news_times = times
+        fields.append("news_times")
+    template.save(update_fields=fields)
     summary.updates += 1
     emit_event(
         organization_id=organization.pk,
@@ -197,7 +257,9 @@ def change_template(
     )
 
 
-def template_status_update(organization: Organization, value: dict, summary: WebhookSummary):
+def template_status_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     event = text(value.get("event"), 32).upper()
     if not event:
         raise KeyError("event")
@@ -211,7 +273,7 @@ def template_status_update(organization: Organization, value: dict, summary: Web
     if not changes:  # FLAGGED, LOCKED...: nothing of ours changes
         summary.updates += 1
         return
-    change_template(organization, value, summary, changes)
+    change_template(organization, value, summary, changes, at)
 
 
 def template_reason(value: dict) -> str:
@@ -226,19 +288,23 @@ def template_reason(value: dict) -> str:
     return ""
 
 
-def template_quality_update(organization: Organization, value: dict, summary: WebhookSummary):
+def template_quality_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     quality = text(value.get("new_quality_score"), 32).upper()
     if not quality:
         raise KeyError("new_quality_score")
-    change_template(organization, value, summary, {"quality": quality})
+    change_template(organization, value, summary, {"quality": quality}, at)
 
 
-def template_category_update(organization: Organization, value: dict, summary: WebhookSummary):
+def template_category_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     # A category WhatsApp corrected comes as `correct_category` in older versions.
     category = text(value.get("new_category") or value.get("correct_category"), 32).upper()
     if not category:
         raise KeyError("new_category")
-    change_template(organization, value, summary, {"category": category})
+    change_template(organization, value, summary, {"category": category}, at)
 
 
 # What a components update may name, and the component it changes.
@@ -249,7 +315,9 @@ COMPONENT_TEXTS = {
 }
 
 
-def template_components_update(organization: Organization, value: dict, summary: WebhookSummary):
+def template_components_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     """An approved edit of the template's texts: the header, body and footer take them
     (the rendered text of later sends follows)."""
     texts = {kind: text(value[key], 4096) for key, kind in COMPONENT_TEXTS.items() if key in value}
@@ -267,7 +335,7 @@ def template_components_update(organization: Organization, value: dict, summary:
         else:
             added = {"type": kind, "format": "TEXT"} if kind == "HEADER" else {"type": kind}
             components.append({**added, "text": new})
-    change_template(organization, value, summary, {"components": components})
+    change_template(organization, value, summary, {"components": components}, at, template)
 
 
 # The number's health --------------------------------------------------------------------
@@ -355,19 +423,28 @@ def change_channel(
     summary: WebhookSummary,
     channel: Number | None,
     changes: dict[str, Any],
+    at: int | None,
 ) -> None:
-    """Write `changes` to the channel where any differs; one channel.updated for it."""
+    """Write `changes` to the channel, those fields that differ and no newer news set;
+    one channel.updated for it."""
     if channel is None:
         summary.other_number += 1
         return
-    changed = {field: new for field, new in changes.items() if getattr(channel, field) != new}
+    fresh, times = fresh_changes(channel, changes, at)
+    changed = {field: new for field, new in fresh.items() if getattr(channel, field) != new}
     if not changed:
         summary.duplicates += 1
+        if times and times != channel.news_times:  # the same state, told later
+            Number.objects.filter(pk=channel.pk).update(news_times=times)
         return
     channel.health_updated_at = timezone.now()
     for field, new in changed.items():
         setattr(channel, field, new)
-    channel.save(update_fields=[*changed, "health_updated_at"])
+    fields = [*changed, "health_updated_at"]
+    if times:
+        channel.news_times = times
+        fields.append("news_times")
+    channel.save(update_fields=fields)
     summary.updates += 1
     forget_numbers(organization)  # read again, with these changes, when next needed
     emit_event(
@@ -377,7 +454,9 @@ def change_channel(
     )
 
 
-def phone_number_quality_update(organization: Organization, value: dict, summary: WebhookSummary):
+def phone_number_quality_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     event = text(value.get("event"), 32).upper()
     if not event:
         raise KeyError("event")
@@ -391,10 +470,12 @@ def phone_number_quality_update(organization: Organization, value: dict, summary
     number = text(value.get("display_phone_number"), 32).lstrip("+")
     if channel is not None and number and not channel.display_phone_number:
         changes["display_phone_number"] = number
-    change_channel(organization, summary, channel, changes)
+    change_channel(organization, summary, channel, changes, at)
 
 
-def phone_number_name_update(organization: Organization, value: dict, summary: WebhookSummary):
+def phone_number_name_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     decision = text(value.get("decision"), 32).upper()
     if not decision:
         raise KeyError("decision")
@@ -406,10 +487,12 @@ def phone_number_name_update(organization: Organization, value: dict, summary: W
     number = text(value.get("display_phone_number"), 32).lstrip("+")
     if channel is not None and number and not channel.display_phone_number:
         changes["display_phone_number"] = number
-    change_channel(organization, summary, channel, changes)
+    change_channel(organization, summary, channel, changes, at)
 
 
-def account_update(organization: Organization, value: dict, summary: WebhookSummary):
+def account_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     event = text(value.get("event"), 64).upper()
     if not event:
         raise KeyError("event")
@@ -430,7 +513,7 @@ def account_update(organization: Organization, value: dict, summary: WebhookSumm
             changes["restrictions"] = []
     # Other events (partners, pricing tiers, violations' notices) say nothing of the
     # number's health: handled, nothing to keep.
-    change_channel(organization, summary, channel, changes)
+    change_channel(organization, summary, channel, changes, at)
 
 
 def restrictions(info: Any) -> list[dict]:
@@ -448,7 +531,9 @@ def restrictions(info: Any) -> list[dict]:
     return kept
 
 
-def account_review_update(organization: Organization, value: dict, summary: WebhookSummary):
+def account_review_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     """The business account's review: APPROVED makes it active; REJECTED keeps it so."""
     decision = text(value.get("decision"), 32).upper()
     if not decision:
@@ -459,10 +544,12 @@ def account_review_update(organization: Organization, value: dict, summary: Webh
         changes["account_status"] = "ACTIVE"
     elif decision == "REJECTED":
         changes["account_status"] = "REJECTED"
-    change_channel(organization, summary, channel, changes)
+    change_channel(organization, summary, channel, changes, at)
 
 
-def account_alerts(organization: Organization, value: dict, summary: WebhookSummary):
+def account_alerts(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     info = as_dict(value.get("alert_info"))
     alert = {
         "entity_type": text(value.get("entity_type"), 64),
@@ -482,13 +569,17 @@ def account_alerts(organization: Organization, value: dict, summary: WebhookSumm
         summary.duplicates += 1
         return
     alerts = [alert, *as_list(channel.alerts)][:ALERTS_KEPT]
-    change_channel(organization, summary, channel, {"alerts": alerts})
+    # A log, newest first, not a state: kept whatever its time.
+    change_channel(organization, summary, channel, {"alerts": alerts}, None)
 
 
-def business_capability_update(organization: Organization, value: dict, summary: WebhookSummary):
+def business_capability_update(
+    organization: Organization, value: dict, summary: WebhookSummary, at: int | None
+):
     limit = messaging_limit(value)
     channel = news_channel(organization, value)
-    change_channel(organization, summary, channel, {"messaging_limit": limit} if limit else {})
+    changes = {"messaging_limit": limit} if limit else {}
+    change_channel(organization, summary, channel, changes, at)
 
 
 FIELD_HANDLERS.update(

@@ -86,7 +86,7 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
     summary = WebhookSummary()
     status_items: list[tuple[dict, dict]] = []  # each status, and its change's value
     for entry in as_list(payload.get("entry")):
-        account_id = as_dict(entry).get("id")
+        account_id, entry_time = as_dict(entry).get("id"), as_dict(entry).get("time")
         for change in as_list(as_dict(entry).get("changes")):
             change = as_dict(change)
             value = as_dict(change.get("value"))
@@ -95,7 +95,14 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 summary.skipped += 1
                 continue
             if field != "messages":
-                record_account_news(organization, field, value, summary, account_id=account_id)
+                record_account_news(
+                    organization,
+                    field,
+                    value,
+                    summary,
+                    account_id=account_id,
+                    entry_time=entry_time,
+                )
                 continue
             number = number_for(organization, value)
             if number is None:

@@ -9,6 +9,7 @@ the send service can write them).
 """
 
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from sending.services.chats import (
 )
 from sending.services.payloads import addressed, template_payload, with_callback
 from sending.services.send import template_metadata
+from sending.services.settlement import send_chat_uuid
 
 logger = logging.getLogger(__name__)
 
@@ -99,22 +101,34 @@ class Outcome:
         return self.error is None
 
 
-def record_answers(send: TemplateSend, answers: list[tuple[Contact, Answer]]) -> list[Outcome]:
+def record_answers(
+    send: TemplateSend,
+    answers: list[tuple[Contact, Answer]],
+    *,
+    callback_data: list[str] | None = None,
+) -> list[Outcome]:
     """Record each answer's chat (accepted, or failed with the error), in the order
-    given; the accepted ones together. A database that stays away leaves the accepted
-    ones with no chat (logged with their message ids); it raises for a failure."""
+    given; the accepted ones together. `callback_data`: what each message carried, in
+    the same order; a failed chat is recorded under the uuid it names (send_chat_uuid),
+    so that the statuses of a send whose answer never came settle that chat. A
+    database that stays away leaves the accepted ones with no chat (logged with their
+    message ids); it raises for a failure."""
     outcomes: list[Outcome | None] = [None] * len(answers)
     accepted: list[tuple[int, Contact, Chat]] = []
     for index, (contact, answer) in enumerate(answers):
+        data = callback_data[index] if callback_data else ""
+        chat_uuid = send_chat_uuid(send.organization.pk, data) if data else None
         if isinstance(answer, GatewayError):
             count_send(str(answer.kind), answer.http_status)
-            outcomes[index] = refused(send, contact, answer)
+            outcomes[index] = refused(send, contact, answer, chat_uuid=chat_uuid)
             continue
         message = answer["messages"][0]
         if message.get("message_status") == ChatStatus.FAILED:
             count_send("failed", 200)
             error = failed_on_arrival(message["id"])
-            outcomes[index] = refused(send, contact, error, wam_id=message["id"])
+            outcomes[index] = refused(
+                send, contact, error, wam_id=message["id"], chat_uuid=chat_uuid
+            )
             continue
         chat = accepted_chat(
             organization=send.organization,
@@ -139,7 +153,12 @@ def record_answers(send: TemplateSend, answers: list[tuple[Contact, Answer]]) ->
 
 
 def refused(
-    send: TemplateSend, contact: Contact, error: GatewayError, *, wam_id: str | None = None
+    send: TemplateSend,
+    contact: Contact,
+    error: GatewayError,
+    *,
+    wam_id: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
 ) -> Outcome:
     chat = record_failure(
         organization=send.organization,
@@ -148,5 +167,6 @@ def refused(
         metadata=send.metadata,
         error=error,
         wam_id=wam_id,
+        chat_uuid=chat_uuid,
     )
     return Outcome(contact, chat, error, wam_id)

@@ -6,10 +6,13 @@ status whose message id matches no chat is kept aside with that callback data
 unknown, the status settles it:
 
 - **Campaign recipients** (`campaign-recipient:<id>:<attempt>`): a worker that died
-  after the request went out recorded no chat. Their owner (campaigns/settlement.py)
-  asks here: for each callback data whose statuses came, the chat is recorded from them
-  (WhatsApp's message id, `accepted`, then moved forward by those statuses, with
-  message.sent and message.status.update as for any send).
+  after the request went out recorded no chat; a send that got no answer recorded a
+  `failed` chat with no message id, under the uuid its callback data names
+  (`send_chat_uuid`). Their owner (campaigns/settlement.py) asks here: for each
+  callback data whose statuses came, that failed chat is settled as an API send's is
+  (`settle`), else the chat is recorded from them (WhatsApp's message id, `accepted`,
+  then moved forward by those statuses, with message.sent and message.status.update as
+  for any send).
 - **API sends and auto-replies** (`chat:<uuid>`): a send that got no answer (a timeout,
   a connection dropped mid-request) is recorded as a `failed` chat with no message id,
   under the uuid its callback data names; so is an auto-reply whose run died during
@@ -49,6 +52,8 @@ DIED_DURING_THE_CALL = (
 )
 # Names an auto-reply's chat before it is recorded (a run may die during the call).
 AUTO_REPLY_CHATS = uuid.UUID("6f1d2c1e-5b8a-4f0e-9a53-2a0f3e7d9c41")
+# Names the failed chat of a send that carried callback data (a campaign's).
+SEND_CHATS = uuid.UUID("0b9e4f7a-3c2d-4e61-8f15-7a6d2c9b4e30")
 
 
 @dataclass(frozen=True)
@@ -78,12 +83,20 @@ def sends_with_statuses(*, organization: Organization, callback_data: list[str])
     return found
 
 
+def send_chat_uuid(organization_id: int, callback_data: str) -> uuid.UUID:
+    """The uuid of the failed chat a send carrying this callback data records (a
+    campaign's), so that the status settling the send finds that chat rather than
+    recording a second one (chat uuids are tenancy-checked, not secrets)."""
+    return uuid.uuid5(SEND_CHATS, f"{organization_id}:{callback_data}")
+
+
 def settle_unknown_sends(
     *, organization: Organization, sends: list[UnknownSend]
 ) -> dict[str, Chat]:
-    """The chats recorded for the sends whose statuses came, by callback data; the others
-    are left out (still unknown). Idempotent: a message id already recorded is not
-    recorded again (that send is left out)."""
+    """The chats of the sends whose statuses came, by callback data: the failed chat the
+    send recorded (`send_chat_uuid`) given WhatsApp's message id, else one recorded from
+    the statuses; the others are left out (still unknown). Idempotent: a message id
+    already recorded is not recorded again (that send is left out)."""
     if not sends:
         return {}
     wam_ids = sends_with_statuses(
@@ -91,14 +104,19 @@ def settle_unknown_sends(
     )
     if not wam_ids:
         return {}
-    recorded = set(
-        Chat.objects.filter(organization=organization, wam_id__in=wam_ids.values()).values_list(
-            "wam_id", flat=True
-        )
-    )
+    recorded = {
+        wam_id
+        for wam_id in Chat.objects.filter(
+            organization=organization, wam_id__in=wam_ids.values()
+        ).values_list("wam_id", flat=True)
+        if wam_id is not None  # found by it: never None
+    }
+    settled = settle_failed_chats(organization, wam_ids, recorded)
     chats: dict[str, Chat] = {}
     for send in sends:
         wam_id = wam_ids.get(send.callback_data)
+        if send.callback_data in settled:
+            continue
         if wam_id is None or wam_id in recorded or send.callback_data in chats:
             continue
         recorded.add(wam_id)
@@ -112,11 +130,35 @@ def settle_unknown_sends(
             status=ChatStatus.ACCEPTED,
         )
     outcomes = record_accepted(list(chats.values()))  # takes the kept statuses too
-    return {
+    return settled | {
         data: outcome
         for data, outcome in zip(chats, outcomes, strict=True)
         if not isinstance(outcome, SendFailed)
     }
+
+
+def settle_failed_chats(
+    organization: Organization, wam_ids: dict[str, str], recorded: set[str]
+) -> dict[str, Chat]:
+    """The failed chats recorded under these callback data's uuids (sends that got no
+    answer), each given the message id its statuses carry (`settle`: once, while it has
+    none), or found settled with it already; by callback data. One query when there is
+    none. Adds the message ids it settles to `recorded`."""
+    named = {send_chat_uuid(organization.pk, data): data for data in wam_ids}
+    found = Chat.objects.filter(
+        organization=organization, uuid__in=named, type=ChatType.OUTBOUND
+    ).select_related("contact", "number")
+    settled: dict[str, Chat] = {}
+    for chat in found:
+        data = named[chat.uuid]
+        wam_id = wam_ids[data]
+        if is_unknown(chat) and wam_id not in recorded:
+            settle(chat, wam_id)
+            if chat.wam_id == wam_id:
+                recorded.add(wam_id)
+        if chat.wam_id == wam_id:
+            settled[data] = chat
+    return settled
 
 
 # API sends and auto-replies: `chat:<uuid>` ---------------------------------------------

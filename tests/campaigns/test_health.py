@@ -254,6 +254,30 @@ def test_numbers_messaged_in_the_last_day_do_not_count_against_the_limit(api, cl
     assert len(sends(graph)) == 6
 
 
+def test_conversations_started_with_no_limit_count_toward_the_limit_that_follows(
+    api, cloud_org, graph
+):
+    """650 sent while the limit was unknown, then WhatsApp says 250: the day is full.
+    (Here 5, then a limit of 3.)"""
+    first = create(api, phones=numbers(5))  # no limit known: all five go
+    run_tasks()
+    assert shown(api, first)["sent"] == 5
+    assert NewConversation.objects.count() == 5
+
+    health(cloud_org, messaging_limit="TIER_3")
+    later = create(api, phones=[f"+4915199{n:06d}" for n in range(2)])
+    run_tasks()
+    data = shown(api, later)
+    assert (data["status"], data["sent"], data["waiting"]) == ("running", 0, 2)
+    assert len(sends(graph)) == 5
+
+    # A day later the window has room again.
+    NewConversation.objects.update(started_at=timezone.now() - timedelta(hours=25))
+    resume_campaigns.call()
+    run_tasks()
+    assert shown(api, later)["sent"] == 2
+
+
 def test_waiting_recipients_wake_for_an_unlimited_number(api, cloud_org, graph):
     health(cloud_org, messaging_limit="TIER_250")
     NewConversation.objects.bulk_create(
@@ -316,6 +340,36 @@ def test_a_status_webhook_settles_an_unknown_recipient(api, cloud_org, graph):
         == 200
     )
     assert Chat.objects.filter(wam_id="wamid.LOST1").count() == 1
+
+
+def test_a_timed_out_recipient_is_settled_in_its_own_chat_without_a_failed_twin(
+    api, cloud_org, graph, settings
+):
+    """A send that got no answer recorded a failed chat with no message id; its `sent`
+    status gives that chat WhatsApp's id instead of recording a second chat."""
+    set_channel(cloud_org, app_secret=APP_SECRET)
+    settings.WHATSAPP_TIMEOUT = 0.3
+    graph.reply(status=200, json=None, delay=1)
+    uuid = create(api, phones=numbers(1))
+    run_tasks()
+    recipient = Recipient.objects.get()
+    assert recipient.status == RecipientStatus.UNKNOWN
+    [failed] = Chat.objects.all()
+    assert (failed.status, failed.wam_id, recipient.chat_id) == ("failed", None, failed.pk)
+
+    callback = callback_data(recipient)
+    response = deliver(cloud_org, tracked_status("wamid.SLOW1", "sent", callback, "x"))
+    assert response.status_code == 200
+
+    [chat] = Chat.objects.all()
+    assert (chat.pk, chat.wam_id, chat.status) == (failed.pk, "wamid.SLOW1", "sent")
+    assert (chat.error_code, chat.error_title, chat.error_details) == (None, "", None)
+    recipient.refresh_from_db()
+    assert (recipient.status, recipient.chat_id, recipient.error) == ("sent", chat.pk, "")
+    assert (shown(api, uuid)["unknown"], shown(api, uuid)["sent"]) == (0, 1)
+    # Delivered again: nothing changes.
+    deliver(cloud_org, tracked_status("wamid.SLOW1", "sent", callback, "x"))
+    assert Chat.objects.count() == 1
 
 
 def test_a_status_for_an_earlier_attempt_or_another_campaign_settles_nothing(api, cloud_org, graph):
