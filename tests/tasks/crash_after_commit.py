@@ -22,7 +22,7 @@ django.setup()
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from sending.api import webhook  # noqa: E402
+from inbound.api import webhook  # noqa: E402
 
 process_webhook = webhook.process_webhook
 

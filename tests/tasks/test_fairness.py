@@ -24,7 +24,7 @@ from events import services as event_services
 from events.models import Delivery
 from messaging_project.worker.models import WorkerHeartbeat
 from messaging_project.worker.priorities import bulk_threads
-from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID, set_channel
+from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, set_channel
 from tests.inbound.conftest import APP_SECRET, answer_hours, deliver, envelope, text_message
 from tests.tasks.processes import environment, start_worker, stop, wait_until
 
@@ -60,10 +60,21 @@ def template_sends(graph) -> Counter:
     )
 
 
+# A phone number id is one organization's: B's number is its own.
+B_PHONE_NUMBER_ID = "106540352240002"
+
+
+def to_b(message: dict) -> dict:
+    """A delivery of `message` to B's number."""
+    delivery = envelope(message)
+    delivery["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"] = B_PHONE_NUMBER_ID
+    return delivery
+
+
 def b_organization(org_b):
     number_services.configure_channel(
         organization=org_b,
-        phone_number_id=PHONE_NUMBER_ID,
+        phone_number_id=B_PHONE_NUMBER_ID,
         access_token=ACCESS_TOKEN,
         business_account_id=BUSINESS_ACCOUNT_ID,
     )
@@ -141,7 +152,7 @@ def test_one_organizations_campaigns_and_dead_endpoints_do_not_hold_up_anothers_
             asked: dict[str, float] = {}
             for n in range(B_MESSAGES):
                 sender = f"1415555{n:04d}"
-                response = deliver(org_b, envelope(text_message("hours?", sender=sender)))
+                response = deliver(org_b, to_b(text_message("hours?", sender=sender)))
                 assert response.status_code == 200
                 asked[sender] = time.time()
                 time.sleep(B_EVERY)
@@ -206,7 +217,7 @@ def test_one_organizations_flood_of_auto_replies_delays_anothers_by_a_turn(
         assert deliver(org_a, envelope(*batch)).status_code == 200
     b_senders = [f"1415666{n:04d}" for n in range(B_REPLIES)]
     for sender in b_senders:
-        assert deliver(org_b, envelope(text_message("hours?", sender=sender))).status_code == 200
+        assert deliver(org_b, to_b(text_message("hours?", sender=sender))).status_code == 200
 
     env = environment(tmp_path, WHATSAPP_GRAPH_URL=graph.url, WHATSAPP_TIMEOUT="5")
     log = tmp_path / "worker.log"
