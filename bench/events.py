@@ -42,7 +42,7 @@ configure_channel(organization=fan_out, phone_number_id="{PHONE_NUMBER_ID}",
                   access_token="{ACCESS_TOKEN}", app_secret="{APP_SECRET}")
 # A phone number id is one organization's: this one is on the sandbox, which takes
 # every change (it only receives).
-save_channel(down, {{"app_secret": "{APP_SECRET}"}})
+save_channel(down, dict(app_secret="{APP_SECRET}"))
 for n in (1, 2):
     create_endpoint(organization=fan_out, url="{{url}}/" + str(n), events=["message.received"])
 create_endpoint(organization=down, url="{{down_url}}", events=["message.received"])

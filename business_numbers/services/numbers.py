@@ -103,7 +103,8 @@ def save_channel(organization: Organization, values: dict[str, Any]) -> Number:
     if phone_number_id:
         check_phone_number_id_free(phone_number_id, but=default)
     with transaction.atomic():
-        number = Number.objects.select_for_update().get(pk=default.pk)
+        # No key update: the chats' foreign key checks on this row need not wait.
+        number = Number.objects.select_for_update(no_key=True).get(pk=default.pk)
         for field, value in values.items():
             setattr(number, field, value)
         save_unique(number)
@@ -213,7 +214,7 @@ def create_number(
         access_token=access_token,
     )
     with transaction.atomic():
-        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        Organization.objects.select_for_update(no_key=True).filter(pk=organization.pk).first()
         has_default = Number.objects.live().filter(organization=organization, is_default=True)
         number.is_default = is_default or not has_default.exists()
         save_unique(number)
@@ -231,7 +232,7 @@ def update_number(*, number: Number, **values: Any) -> Number:
     if unknown:
         raise ValidationError({field: ["This field cannot be changed."] for field in unknown})
     with transaction.atomic():
-        current = Number.objects.select_for_update().live().get(pk=number.pk)
+        current = Number.objects.select_for_update(no_key=True).live().get(pk=number.pk)
         if values.get("is_default") is False and current.is_default:
             raise ValidationError({"is_default": ["Make another number the default instead."]})
         for field in ("label", "phone_number_id", "business_account_id", "access_token"):
@@ -267,7 +268,7 @@ def take_default(number: Number) -> None:
     read from the default number. In the caller's transaction."""
     former = (
         Number.objects.live()
-        .select_for_update()
+        .select_for_update(no_key=True)
         .filter(organization_id=number.organization_id, is_default=True)
         .exclude(pk=number.pk)
         .first()
@@ -296,7 +297,7 @@ def delete_number(*, number: Number) -> None:
     """Soft-delete a number: its chats, conversations and templates keep naming it. The
     default while others exist, or a number something still needs, is a NumberConflict."""
     with transaction.atomic():
-        current = Number.objects.select_for_update().live().get(pk=number.pk)
+        current = Number.objects.select_for_update(no_key=True).live().get(pk=number.pk)
         others = Number.objects.live().filter(organization_id=current.organization_id)
         if current.is_default and others.exclude(pk=current.pk).exists():
             raise NumberConflict(

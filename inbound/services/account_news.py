@@ -413,7 +413,10 @@ def news_channel(organization: Organization, value: dict, *keys: str) -> Number 
             if len(unknown) != 1:
                 return None
             found = unknown[0]
-    number = Number.objects.select_for_update().get(pk=found.pk)
+    # FOR NO KEY UPDATE: every chat and conversation recorded meanwhile checks its
+    # foreign key to this row (FOR KEY SHARE), which a plain FOR UPDATE would wait for,
+    # and a delivery holding a message and news would wait for another in a circle.
+    number = Number.objects.select_for_update(no_key=True).get(pk=found.pk)
     number.organization = organization
     return number
 

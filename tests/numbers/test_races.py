@@ -7,9 +7,11 @@ import pytest
 from django.db import connection
 
 from business_numbers.models import Number
+from tests.account_news.conftest import for_account, payload
 from tests.conftest import client_for
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
+from tests.inbound.conftest import deliver, envelope, text_message
 
 pytestmark = [on_postgresql, pytest.mark.django_db(transaction=True)]
 
@@ -68,3 +70,23 @@ def test_an_organizations_first_messages_at_once_share_one_default_number():
     )
     assert [answer.status_code for answer in answers] == [200] * 4
     assert Number.objects.filter(organization=organization).count() == 1
+
+
+def test_deliveries_of_a_message_and_news_at_once_never_deadlock(webhook_org):
+    """A delivery holding a message and news of its number records the chat (whose
+    foreign key check shares the number's row) and then locks the number for the news.
+    Several such deliveries at once must not wait for each other in a circle: the news
+    takes the lock that leaves foreign key checks alone (FOR NO KEY UPDATE)."""
+    news = payload("meta_number_health.json", "quality_flagged")
+    for_account(webhook_org, news)
+    news_change = news["entry"][0]["changes"][0]
+
+    def both(n):
+        delivery = envelope(text_message("hi", sender=f"4915100{n:05d}"))
+        delivery["entry"][0]["id"] = news["entry"][0]["id"]
+        delivery["entry"][0]["changes"].append(news_change)
+        return deliver(webhook_org, delivery).status_code
+
+    for first in range(0, 80, 8):
+        answers = at_once(*(lambda n=n: both(n) for n in range(first, first + 8)))
+        assert answers == [200] * 8
