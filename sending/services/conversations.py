@@ -1,12 +1,12 @@
 """The conversation of a contact and a number: created with the pair's first chat.
 
 Every chat is recorded with its conversation (`with_conversations`, called just before
-the insert, in the recording transaction). The usual chat finds its conversation in one
-indexed look-up; a new pair is inserted with ON CONFLICT DO NOTHING and read back, so
-two transactions creating the same pair at once both end with the one row.
+the insert, in the recording transaction): one upsert (INSERT ... ON CONFLICT DO UPDATE
+... RETURNING) finds or creates the conversations of a batch in one statement, and two
+transactions creating the same pair at once both end with the one row. The conversation's
+row is where its state changes with each chat (docs/numbers.md).
 """
 
-from django.db.models import Q
 
 from sending.models import Chat, ChatType, Conversation
 from sending.recorded import MessagesIn, MessagesOut, announce
@@ -24,35 +24,22 @@ def insert_chat(chat: Chat) -> Chat:
 
 def with_conversations(chats: list[Chat]) -> None:
     """Set the conversation of each unsaved chat (contact and number set), creating those
-    that do not exist yet. One query when they all exist."""
+    that do not exist yet: one statement, in pair order (so that concurrent batches lock
+    their conversations in one order)."""
     pairs = {(chat.contact_id, chat.number_id) for chat in chats if chat.conversation_id is None}
     if not pairs:
         return
-    found = conversations_of(pairs)
-    missing = pairs - found.keys()
-    if missing:
-        organization_id = chats[0].organization_id
-        Conversation.objects.bulk_create(
-            [
-                Conversation(organization_id=organization_id, contact_id=c, number_id=n)
-                for c, n in sorted(missing)
-            ],
-            ignore_conflicts=True,  # created meanwhile by a concurrent transaction
-        )
-        found.update(conversations_of(missing))
+    organization_id = chats[0].organization_id
+    upserted = Conversation.objects.bulk_create(
+        [
+            Conversation(organization_id=organization_id, contact_id=contact, number_id=number)
+            for contact, number in sorted(pairs)
+        ],
+        update_conflicts=True,
+        unique_fields=["contact", "number"],
+        update_fields=["organization"],  # unchanged: the row is returned whether new or not
+    )
+    found = {(c.contact_id, c.number_id): c for c in upserted}
     for chat in chats:
         if chat.conversation_id is None:
             chat.conversation = found[(chat.contact_id, chat.number_id)]
-
-
-def conversations_of(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], Conversation]:
-    """The existing conversations of these (contact, number) pairs: one indexed look-up
-    per number (a campaign's batch is one number's)."""
-    contacts_by_number: dict[int, list[int]] = {}
-    for contact_id, number_id in pairs:
-        contacts_by_number.setdefault(number_id, []).append(contact_id)
-    match = Q()
-    for number_id, contact_ids in contacts_by_number.items():
-        match |= Q(number_id=number_id, contact_id__in=contact_ids)
-    found = Conversation.objects.filter(match)
-    return {(c.contact_id, c.number_id): c for c in found if (c.contact_id, c.number_id) in pairs}

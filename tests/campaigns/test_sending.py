@@ -371,10 +371,10 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
             assert len(dispatched) == 16 + len(blocks)
             wait([send.future for send in sends])
             # BEGIN, the message ids held (PostgreSQL), the conversations of the number
-            # with the new contacts (looked for, inserted, read back), the chats,
+            # with the contacts (found or made in one upsert), the chats,
             # endpoints for message.sent, statuses kept for them, COMMIT; the recipients
             # sent.
-            with django_assert_num_queries(10 if connection.vendor == "postgresql" else 9):
+            with django_assert_num_queries(8 if connection.vendor == "postgresql" else 7):
                 assert record_answered(sender, sends) == []
 
     one_batch(PHONES[:1], 1)

@@ -16,11 +16,11 @@ def test_a_message_from_a_new_sender_that_a_reply_answers(
     # organization with its channel and opt-out words; BEGIN; the message's savepoint;
     # the contact looked up; its savepoint, insert, live count, endpoints (for
     # contact.created, and message.received: once a webhook), release; the conversation
-    # of the contact and the number looked for, inserted, read back; the chat; the
+    # of the contact and the number found or made (one upsert); the chat; the
     # reply's index version (cache); the organization's auto-replies waiting (its turn),
     # the reply's task and its organization (its AutoReply is written by the task's
     # run); the release; COMMIT
-    with django_assert_num_queries(19):
+    with django_assert_num_queries(17):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
@@ -29,7 +29,7 @@ def test_a_message_from_a_known_sender_that_a_reply_answers(
     cloud_webhook_org, hours, django_assert_num_queries
 ):
     deliver(cloud_webhook_org, envelope(text_message("hi")))
-    # as above, the contact found and nothing done to it, its conversation found (and the
+    # as above, the contact found and nothing done to it, its conversation upserted (and the
     # reply's index version remembered from the first message)
     with django_assert_num_queries(12):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
@@ -40,7 +40,7 @@ def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
     # the task claimed; the reply claimed (its AutoReply written); the reply with its
     # organization, number, message and contact; BEGIN, (PostgreSQL: the message id
-    # held), the conversation found, the chat, endpoints
+    # held), the conversation upserted, the chat, endpoints
     # for message.sent, statuses kept for it, the reply sent, COMMIT; the task's end;
     # (the look for another task, none); the look for events to fan out, none (its
     # DELETE, in a savepoint here, a transaction in a worker), and for due event
