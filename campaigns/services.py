@@ -12,21 +12,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Organization
 from business_numbers.models import Number
-from business_numbers.selectors import find_number, sending_health
+from business_numbers.selectors import sending_health
 from business_numbers.services import check_template
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
 from campaigns.sender import pause_reason
 from campaigns.settlement import settle_marked
 from campaigns.tasks import start_campaign, start_scheduled_campaign, start_senders
 from contacts.models import ContactGroup
-from sending.services import FROM_UNKNOWN
+from sending.services import route
 
 logger = logging.getLogger(__name__)
 
@@ -44,17 +43,6 @@ STILL_PAUSED = {
 
 class CampaignConflict(Exception):
     """The campaign is not in a state that allows the change; the message says why."""
-
-
-def campaign_number(organization: Organization, sender: Number | str | None) -> Number:
-    if isinstance(sender, Number):
-        return sender
-    if sender:
-        named = find_number(organization, sender)
-        if named is None:
-            raise ValidationError({"from": [FROM_UNKNOWN]})
-        return named
-    return Number.objects.default_for(organization)
 
 
 NUMBER_IN_USE = "A campaign is running or waiting on this number: cancel it or let it finish."
@@ -85,7 +73,8 @@ def create_campaign(
     from the number `sender` names (docs/numbers.md; an unknown one is a ValidationError
     on `from`), else the default number. A template the number has synced is checked
     first: the parameter count it takes (a ValidationError naming template.components)."""
-    number = campaign_number(organization, sender)
+    # The number `from` names, else the default: there is no contact to have written to.
+    number = route(organization, sender=sender).number
     check_template(number=number, template=template)
     with transaction.atomic():
         campaign = Campaign.objects.create(

@@ -256,7 +256,7 @@ def update_number(*, number: Number, **values: Any) -> Number:
                 {"kind": ["A sandbox number takes no credentials; add a Cloud API number."]}
             )
         save_unique(current)
-        if values.get("is_default") and not number.is_default:
+        if values.get("is_default") and not current.is_default:
             take_default(current)
     forget_numbers(number.organization)
     return current

@@ -457,6 +457,14 @@ def change_channel(
     )
 
 
+def display_number_learned(channel: Number | None, value: dict) -> dict[str, str]:
+    """The number's display number, when news names it and it is not known yet."""
+    number = text(value.get("display_phone_number"), 32).lstrip("+")
+    if channel is not None and number and not channel.display_phone_number:
+        return {"display_phone_number": number}
+    return {}
+
+
 def phone_number_quality_update(
     organization: Organization, value: dict, summary: WebhookSummary, at: int | None
 ):
@@ -470,9 +478,7 @@ def phone_number_quality_update(
     limit = messaging_limit(value)
     if limit:
         changes["messaging_limit"] = limit
-    number = text(value.get("display_phone_number"), 32).lstrip("+")
-    if channel is not None and number and not channel.display_phone_number:
-        changes["display_phone_number"] = number
+    changes.update(display_number_learned(channel, value))
     change_channel(organization, summary, channel, changes, at)
 
 
@@ -487,9 +493,7 @@ def phone_number_name_update(
     name = text(value.get("requested_verified_name"), 255)
     if decision == "APPROVED" and name:
         changes["verified_name"] = name
-    number = text(value.get("display_phone_number"), 32).lstrip("+")
-    if channel is not None and number and not channel.display_phone_number:
-        changes["display_phone_number"] = number
+    changes.update(display_number_learned(channel, value))
     change_channel(organization, summary, channel, changes, at)
 
 

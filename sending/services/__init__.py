@@ -24,13 +24,14 @@ from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, 
 from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.conversations import insert_chat
 from sending.services.refusals import ServiceWindowClosed
-from sending.services.routing import FROM_UNKNOWN
+from sending.services.routing import FROM_UNKNOWN, Route, route
 from sending.services.send import SendResult, send_media, send_message, send_template
 from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
 from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
 __all__ = [
     "FROM_UNKNOWN",
+    "Route",
     "Outcome",
     "SendFailed",
     "SendNotRecorded",
@@ -44,6 +45,7 @@ __all__ = [
     "insert_chat",
     "prepare_template_send",
     "record_answers",
+    "route",
     "send_media",
     "send_message",
     "send_template",

@@ -7,7 +7,6 @@ transactions creating the same pair at once both end with the one row. The conve
 row is where its state changes with each chat (docs/numbers.md).
 """
 
-
 from sending.models import Chat, ChatType, Conversation
 from sending.recorded import MessagesIn, MessagesOut, announce
 
