@@ -106,8 +106,17 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+class Role(models.TextChoices):
+    """What a staff member may do in the admin (docs/inbox.md, "Roles")."""
+
+    # Everything staff can do; the default, so staff from before roles keep their rights.
+    MANAGER = "manager", _("manager")
+    # The inbox, contacts, and canned replies and templates to use but not edit.
+    AGENT = "agent", _("agent")
+
+
 class Membership(models.Model):
-    """A staff user belongs to exactly one organization."""
+    """A staff user belongs to exactly one organization, with one role."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -121,6 +130,7 @@ class Membership(models.Model):
         related_name="members",
         verbose_name=_("organization"),
     )
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.MANAGER)
 
     class Meta:
         verbose_name = _("membership")

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from accounts import tokens
-from accounts.models import ApiToken, Membership, Organization
+from accounts.models import ApiToken, Membership, Organization, Role
 
 # last_used_at is refreshed at most this often, so a busy token is not a write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -101,8 +101,14 @@ def authenticate_token(token: str) -> ApiToken | None:
 
 
 @transaction.atomic
-def create_staff_user(*, username: str, organization: Organization, password: str):
+def create_staff_user(
+    *, username: str, organization: Organization, password: str, role: str = Role.MANAGER
+):
     User = get_user_model()
+    if role not in Role.values:
+        unknown = gettext_noop("Unknown role %(role)r: use one of %(roles)s.")
+        params = {"role": role, "roles": ", ".join(Role.values)}
+        raise ValidationError({"role": [ValidationError(unknown, params=params)]})
     if User.objects.filter(username=username).exists():
         taken = gettext_noop("A user named %(username)r already exists.")
         raise ValidationError({"username": [ValidationError(taken, params={"username": username})]})
@@ -116,6 +122,6 @@ def create_staff_user(*, username: str, organization: Organization, password: st
         raise ValidationError({"password": error.messages}) from None
     user.set_password(password)
     user.save()
-    Membership.objects.create(user=user, organization=organization)
+    Membership.objects.create(user=user, organization=organization, role=role)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))
     return user

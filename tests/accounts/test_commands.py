@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from accounts import roles
 from accounts.models import ApiToken, Organization
 
 pytestmark = pytest.mark.django_db
@@ -103,7 +104,37 @@ def test_create_staff_user():
     assert user.is_staff and not user.is_superuser
     assert user.check_password("s3cret-Passw0rd")
     assert user.membership.organization.name == "Acme"
+    assert user.membership.role == "manager"
     assert user.has_perm("contacts.change_contact")
+
+
+def test_create_staff_user_as_agent():
+    run("create_organization", "Acme")
+    run(
+        "create_staff_user",
+        "ana",
+        "--organization",
+        "Acme",
+        "--password",
+        "s3cret-Passw0rd",
+        "--role",
+        "agent",
+    )
+    user = get_user_model().objects.get(username="ana")
+    assert user.membership.role == "agent"
+    assert roles.is_agent(user) and not roles.is_manager(user)
+    with pytest.raises(CommandError):
+        run(
+            "create_staff_user",
+            "bo",
+            "--organization",
+            "Acme",
+            "--password",
+            "s3cret-Passw0rd",
+            "--role",
+            "owner",
+        )
+    assert not get_user_model().objects.filter(username="bo").exists()
 
 
 @pytest.mark.parametrize(
