@@ -99,13 +99,16 @@ def matching_contact(item: dict, contacts: list[dict]) -> dict:
     return contacts[0] if len(contacts) == 1 else {}
 
 
-def contact_of(organization: Organization, sender: Sender) -> Contact:
+def contact_of(
+    organization: Organization, sender: Sender, *, caller_retries: bool = False
+) -> Contact:
     # The profile name is only the contact's first name: cleaned, it never costs the message.
     return contact_for_whatsapp_user(
         organization=organization,
         phone=sender.phone,
         user_id=sender.user_id,
         profile_name=sender.name,
+        caller_retries=caller_retries,
     )
 
 

@@ -143,15 +143,21 @@ def record_new_message(
     """One inbound message (to `number`, the default when not given) in the savepoint
     guarded() gives it. A message recorded before (WhatsApp delivers again when it
     missed our 200) meets the unique message id: the savepoint is rolled back, with
-    anything the message did before, and it counts as a duplicate. (One savepoint a
-    message, rather than one more around the insert.)"""
-    try:
-        guarded(record_message, organization, message, summary, senders, value, number)
-    except IntegrityError:
-        recorded = Chat.objects.filter(organization=organization, wam_id=message_id(message))
-        if not recorded.exists():
-            raise
-        summary.duplicates += 1
+    anything the message did before, and it counts as a duplicate. A new sender's
+    contact created meanwhile by a concurrent delivery meets the contacts' unique
+    index: rolled back the same way, the message is recorded again and finds it. (One
+    savepoint a message, rather than more around the inserts.)"""
+    for attempt in range(2):
+        try:
+            guarded(record_message, organization, message, summary, senders, value, number)
+            return
+        except IntegrityError:
+            recorded = Chat.objects.filter(organization=organization, wam_id=message_id(message))
+            if recorded.exists():
+                summary.duplicates += 1
+                return
+            if attempt:
+                raise
 
 
 # Messages ------------------------------------------------------------------------------
@@ -175,7 +181,7 @@ def record_message(
     if kind == "system":
         contact = system_contact(organization, item, contacts)
     else:
-        contact = contact_of(organization, sender_of(item, contacts))
+        contact = contact_of(organization, sender_of(item, contacts), caller_retries=True)
     metadata, text = message_metadata(item)
     if not is_storable_json(metadata):
         raise ValueError(f"message {wam_id} holds what a database cannot store")
