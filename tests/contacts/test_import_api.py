@@ -51,13 +51,17 @@ def test_excel_utf8_file_with_bom_and_crlf_is_imported_with_extra_columns(api, o
     found = contacts_of(org_a)
     ana = found["34612345678"]
     assert (ana.first_name, ana.last_name, ana.email) == ("Ana", "García", "ana@example.com")
-    assert ana.metadata == {"City": "Madrid", "Plan": "gold"}
+    # `City` is the address's (as the original product's export has it); `Plan` is kept.
+    assert ana.metadata == {"Plan": "gold"}
+    assert ana.address["city"] == "Madrid"
     assert ana.contact_group.name == "Madrid"
-    assert found["4915123456789"].metadata == {"City": "Berlin"}
+    assert found["4915123456789"].metadata is None
+    assert found["4915123456789"].address["city"] == "Berlin"
     assert found["4915123456789"].email is None
-    # The record shows the metadata as a JSON-encoded string, like the address.
+    # The record shows the metadata and the address as JSON-encoded strings.
     listed = api.get("/api/contacts").json()["data"]
-    assert {json.loads(c["metadata"])["City"] for c in listed} == {"Madrid", "Berlin"}
+    assert {json.loads(c["address"])["city"] for c in listed} == {"Madrid", "Berlin"}
+    assert [json.loads(c["metadata"]) for c in listed if c["metadata"]] == [{"Plan": "gold"}]
     assert api.get("/api/contacts").json()["meta"]["total"] == 2
 
 
