@@ -175,7 +175,7 @@ def checked_csv(file: File) -> CheckedCsv:
     if workbooks.looks_like_workbook(cast(IO[bytes], file), file.name or ""):
         converted = workbook_as_csv(file)
         # Its size was checked as a workbook's; the CSV's is bounded by what it unpacks to.
-        encoding, _rows, count = read_csv(converted, with_rows=False, max_bytes=None)
+        encoding, _rows, count = read_csv(converted, with_rows=False, check_size=False)
         return CheckedCsv(converted, encoding, count)
     encoding, _rows, count = read_csv(file, with_rows=False)
     return CheckedCsv(file, encoding, count)
@@ -199,14 +199,15 @@ def csv_rows(data: bytes | File, encoding: str | None = None) -> list[Row]:
     """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
     file = data if isinstance(data, File) else File(io.BytesIO(data))
     # Its size was checked when it came (a workbook's CSV may be larger than an upload).
-    return read_csv(file, with_rows=True, encoding=encoding, max_bytes=None)[1]
+    return read_csv(file, with_rows=True, encoding=encoding, check_size=False)[1]
 
 
 def read_csv(
-    file: File, *, with_rows: bool, encoding: str | None = None, max_bytes: int | None = MAX_BYTES
+    file: File, *, with_rows: bool, encoding: str | None = None, check_size: bool = True
 ) -> tuple[str, list[Row], int]:
-    """The file's encoding, its rows (none unless `with_rows`) and their number."""
-    if max_bytes is not None and file.size is not None and file.size > max_bytes:
+    """The file's encoding, its rows (none unless `with_rows`) and their number;
+    `check_size`: refuse a file over MAX_BYTES (an upload)."""
+    if check_size and file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
     encoding = encoding or file_encoding(file)
     with text_of(file, encoding) as text:

@@ -165,7 +165,8 @@ def test_rows_repeating_a_number_update_it_in_the_files_order(api, org_a):
     contact = contacts_of(org_a)["442079460001"]
     assert (contact.first_name, contact.last_name) == ("Three", "Kept")
     assert contact.email == "one@example.com"  # the later blank cells kept it
-    assert contact.metadata == {"plan": "pro", "since": "2020", "city": "Leeds"}
+    assert contact.metadata == {"plan": "pro", "since": "2020"}
+    assert contact.address["city"] == "Leeds"  # `city` is the address's
 
 
 def test_a_json_list_is_imported_like_a_file(api, org_a):
