@@ -92,10 +92,13 @@ def workbook_csv(file: IO[bytes], *, max_rows: int) -> IO[bytes]:
         finally:
             workbook.close()
     except (UnusableWorkbook, TooManyRows):
+        target.close()
         raise
     except Exception:  # noqa: BLE001 - openpyxl's many errors for a file that is no workbook
+        target.close()
         raise UnusableWorkbook("not_a_workbook") from None
     if not header_seen:
+        target.close()
         raise UnusableWorkbook("empty")
     text.flush()
     text.detach()
