@@ -87,6 +87,10 @@ def template_errors(
     return errors
 
 
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def variables_of(text: str) -> list[str]:
     return [match.strip() for match in VARIABLE.findall(text)]
 
@@ -129,7 +133,7 @@ def check_header(errors: Errors, path: str, component: dict, category: str) -> N
     if header_format not in HEADER_FORMATS:
         errors[f"{path}.format"] = ["Must be one of: " + ", ".join(HEADER_FORMATS) + "."]
         return
-    example = component.get("example") if isinstance(component.get("example"), dict) else {}
+    example = as_dict(component.get("example"))
     if header_format == "TEXT":
         if check_text(errors, f"{path}.text", component.get("text"), HEADER_MAX):
             check_variables(
@@ -151,7 +155,7 @@ def check_body(errors: Errors, path: str, component: dict, category: str) -> Non
         return  # WhatsApp writes an authentication template's text itself
     if not check_text(errors, f"{path}.text", component.get("text"), BODY_MAX):
         return
-    example = component.get("example") if isinstance(component.get("example"), dict) else {}
+    example = as_dict(component.get("example"))
     body_text = example.get("body_text")
     # WhatsApp's shape: one list of examples inside a list.
     examples = body_text[0] if isinstance(body_text, list) and body_text else body_text

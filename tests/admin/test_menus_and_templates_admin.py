@@ -133,3 +133,16 @@ def test_another_organizations_number_is_not_offered(admin_a, org_b):
 def test_an_agent_may_not_write_templates(admin_a, staff_a):
     Membership.objects.filter(user=staff_a).update(role=Role.AGENT)
     assert admin_a.get(WRITE).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "language, words",
+    [
+        ("es", ["Escribir una plantilla", "Vista previa", "Enviar a WhatsApp"]),
+        ("pt-br", ["Escrever um modelo", "Pré-visualização", "Enviar ao WhatsApp"]),
+    ],
+)
+def test_the_template_writer_speaks_the_staff_members_language(admin_a, language, words):
+    page = admin_a.get(WRITE, HTTP_ACCEPT_LANGUAGE=language).text
+    for word in words:
+        assert word in page
