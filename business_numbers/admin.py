@@ -176,10 +176,11 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
     def changelist_view(self, request, extra_context=None):
         # The button syncs the staff member's organization; superusers use the
         # action on organizations instead.
+        staff_organization(request)  # reads the staff member's membership, role included
         extra_context = {
             **(extra_context or {}),
             "can_sync": is_scoped(request),
-            "can_write": is_manager(request.user),
+            "can_write": is_manager(request.user),  # from that row: no query more
         }
         return super().changelist_view(request, extra_context)
 

@@ -165,6 +165,14 @@ def test_a_quick_reply_button_is_matched_by_its_payload(webhook_org):
     assert [message["text"]["body"] for message in sent(webhook_org)] == ["payload matched"]
 
 
+def test_a_quick_reply_payload_leads_into_a_menu(webhook_org):
+    canned(webhook_org, "TRACK_ORDER", "button", menu("Which order?", ("o1", "Order 1")))
+    canned(webhook_org, "track my order", "exact match", "by text")
+    deliver(webhook_org, envelope(quick_reply("TRACK_ORDER", "Track my order")))
+    [message] = sent(webhook_org)
+    assert message["interactive"]["body"]["text"] == "Which order?"
+
+
 def test_button_ids_are_matched_exactly(org_a):
     reply = canned(org_a, "Orders", "button")
     assert find_reply(organization=org_a, text="x", tapped="Orders") == reply
