@@ -46,6 +46,8 @@ def staff_organization(request) -> Organization | None:
             Membership.objects.select_related("organization").filter(user_id=user.pk).first()
         )
         organization = membership.organization if membership else None
+        # The same row holds the role: accounts.roles reads it from here, no query more.
+        user._staff_role = membership.role if membership else None
     request._staff_organization = organization
     return organization
 

@@ -4,14 +4,16 @@ Superusers may do everything. A staff member is a manager or an agent by their
 membership's `role`; staff without a membership are neither.
 """
 
+from typing import cast
+
 from accounts.models import Membership, Role
 
 
 def staff_role(user) -> str | None:
     """The user's role, read once per user object; None for staff without a membership."""
     cached = getattr(user, "_staff_role", False)
-    if cached is not False:
-        return cached
+    if cached is not False:  # read here, or with the membership by staff_organization()
+        return cast(str | None, cached)
     role = None
     if user.is_active and user.is_staff:
         role = Membership.objects.filter(user_id=user.pk).values_list("role", flat=True).first()

@@ -2,7 +2,8 @@
 
 The staff see their organization's numbers with their health and its templates, both
 read-only (the numbers are written through the API and the commands; health and
-templates come from WhatsApp); templates have a "Sync from WhatsApp" button. Superusers
+templates come from WhatsApp); templates have a "Sync from WhatsApp" button, and
+managers write new ones with a preview (business_numbers/template_admin.py). Superusers
 edit the default number (the channel) as an inline of the organization, saved through
 business_numbers.services.configure_channel; its secrets are write-only. This app
 re-registers accounts' organization admin with the inline, a channel column and filter,
@@ -27,6 +28,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.admin import OrganizationAdmin
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
 from accounts.models import Organization
+from accounts.roles import is_manager
 from business_numbers import services
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
 from business_numbers.models import (
@@ -38,6 +40,7 @@ from business_numbers.models import (
     numbers_of,
 )
 from business_numbers.services import SyncResult
+from business_numbers.template_admin import write_template_view
 from messaging_project.core.service_admin import ServiceErrorsForm
 
 if TYPE_CHECKING:
@@ -163,16 +166,27 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.sync_view)
+        write = self.admin_site.admin_view(self.write_view)
         return [
             path("sync/", view, name="business_numbers_messagetemplate_sync"),
+            path("write/", write, name="business_numbers_messagetemplate_write"),
             *super().get_urls(),
         ]
 
     def changelist_view(self, request, extra_context=None):
         # The button syncs the staff member's organization; superusers use the
         # action on organizations instead.
-        extra_context = {**(extra_context or {}), "can_sync": is_scoped(request)}
+        staff_organization(request)  # reads the staff member's membership, role included
+        extra_context = {
+            **(extra_context or {}),
+            "can_sync": is_scoped(request),
+            "can_write": is_manager(request.user),  # from that row: no query more
+        }
         return super().changelist_view(request, extra_context)
+
+    def write_view(self, request):
+        """A template written here, submitted to WhatsApp (business_numbers/template_admin.py)."""
+        return write_template_view(self, request)
 
     def sync_view(self, request):
         if request.method != "POST":

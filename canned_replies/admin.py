@@ -3,7 +3,7 @@ saves through canned_replies.services, and a box to test which reply answers a m
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
@@ -29,21 +29,46 @@ class CannedReplyForm(forms.ModelForm):
         max_length=4096,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text=_(
-            "The text sent back when a message matches; for an image, audio, "
-            "document or video reply, the https URL WhatsApp fetches the file from."
+            "The text sent back when a message matches, where {first_name}, {full_name}, "
+            "{city} and the other placeholders are filled from the contact; for an image, "
+            "audio, document or video reply, the https URL WhatsApp fetches the file from; "
+            "for an interactive reply, WhatsApp's interactive object as JSON (buttons, a "
+            "list...)."
         ),
     )
 
     class Meta:
         model = CannedReply
         fields = ["organization", "name", "trigger", "match_criteria"]
-        help_texts = {"trigger": _("Compared ignoring case and extra spaces.")}
+        help_texts = {
+            "trigger": _(
+                "Compared ignoring case and extra spaces; commas separate alternatives "
+                "(hi,hello,hey). With the button criterion: the exact id of a button or "
+                "list row, or a quick-reply button's payload."
+            )
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.initial["response"] = self.instance.response_text
             self.initial["response_type"] = self.instance.response_type
+
+    def clean(self):
+        """An interactive reply's limits, shown on the response with the place named."""
+        data = super().clean()
+        if data.get("response_type") == ResponseType.INTERACTIVE and data.get("response"):
+            try:
+                services.check_interactive(data["response"])
+            except ValidationError as error:
+                for path, messages in error.message_dict.items():
+                    place = path.removeprefix("response").lstrip(".")
+                    for message in messages:
+                        self.add_error(
+                            "response",
+                            f"{place}: {gettext(message)}" if place else gettext(message),
+                        )
+        return data
 
 
 class TestMessageForm(forms.Form):
@@ -65,6 +90,8 @@ class CannedReplyAdmin(OrganizationScopedAdmin):
     list_filter = ["match_criteria"]
     search_fields = ["name", "trigger"]
     ordering = ["-id"]
+    # The preview of what WhatsApp shows, drawn as the staff member types.
+    change_form_template = "admin/canned_replies/cannedreply/change_form.html"
 
     @admin.display(description=_("response"))
     def response_preview(self, reply):

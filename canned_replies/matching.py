@@ -1,9 +1,13 @@
 """Which canned reply answers an inbound text.
 
-Rules (docs/api.md): text and triggers are normalised (case-folded, trimmed,
-inner whitespace collapsed); an `exact match` reply wins over all others; among the
-`contains`, `starts with` and `ends with` replies the longest trigger wins; ties go to
-the oldest reply; deleted replies never match.
+Rules (docs/canned-replies.md): a trigger with commas is a list of alternatives
+(`hi,hello,hey`), each matched by the reply's criterion. A tapped reply button or list
+row whose id a `button` reply names (exactly, case and all) is answered by that reply,
+before any text rule. Otherwise the text (a tap's title, a quick-reply button's
+payload) and the triggers are normalised (case-folded, trimmed, inner whitespace
+collapsed); an `exact match` reply wins over all others; among the `contains`,
+`starts with` and `ends with` replies the longest trigger wins; ties go to the oldest
+reply; deleted replies never match.
 
 An organization's replies are compiled once into a ReplyIndex of hash lookups, kept
 per process and rebuilt only when the organization's replies change (a version
@@ -26,6 +30,11 @@ def normalize(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def alternatives(trigger: str) -> list[str]:
+    """A trigger's alternatives: the pieces between its commas, blank ones left out."""
+    return [piece for piece in trigger.split(",") if piece.strip()]
+
+
 @dataclass
 class ReplyIndex:
     """Triggers by criterion, each mapping a normalised trigger to its oldest reply id."""
@@ -34,6 +43,7 @@ class ReplyIndex:
     starts: dict[str, int] = field(default_factory=dict)
     ends: dict[str, int] = field(default_factory=dict)
     contains: dict[str, int] = field(default_factory=dict)
+    buttons: dict[str, int] = field(default_factory=dict)  # by exact id, not normalised
     replies: dict[int, CannedReply] = field(default_factory=dict)  # by id, for the answer
 
     @classmethod
@@ -47,9 +57,13 @@ class ReplyIndex:
             MatchCriteria.CONTAINS: index.contains,
         }
         for reply_id, trigger, criteria in sorted(replies):
-            key = normalize(trigger)
-            if key and criteria in by_criteria:
-                by_criteria[criteria].setdefault(key, reply_id)
+            for alternative in alternatives(trigger):
+                if criteria == MatchCriteria.BUTTON:
+                    index.buttons.setdefault(alternative.strip(), reply_id)
+                    continue
+                key = normalize(alternative)
+                if key and criteria in by_criteria:
+                    by_criteria[criteria].setdefault(key, reply_id)
         index._prepare()
         return index
 
@@ -62,8 +76,11 @@ class ReplyIndex:
         self.contains_by_length = sorted(self.contains.items(), key=lambda kv: (-len(kv[0]), kv[1]))
         self.contains_sizes = sorted(len(t) for t in self.contains)
 
-    def match(self, text: str) -> int | None:
-        """The id of the reply that answers `text`, or None."""
+    def match(self, text: str, tapped: str | None = None) -> int | None:
+        """The id of the reply that answers `text` (and `tapped`, the id of a tapped
+        button or row, or a quick-reply button's payload), or None."""
+        if tapped and tapped.strip() in self.buttons:
+            return self.buttons[tapped.strip()]
         message = normalize(text)
         if not message:
             return None
@@ -166,12 +183,13 @@ def index_for(organization_id: int) -> ReplyIndex:
     return index
 
 
-def find_reply(*, organization, text: str) -> CannedReply | None:
-    """The organization's canned reply that answers `text`, or None.
+def find_reply(*, organization, text: str, tapped: str | None = None) -> CannedReply | None:
+    """The organization's canned reply that answers `text`, or None; `tapped`: the id of
+    the button or row the customer tapped, matched by the `button` replies first.
 
     The reply is the one read when the index was built, which is as fresh as the index:
     any write to the organization's replies rebuilds both.
     """
     index = index_for(organization.id)
-    reply_id = index.match(text)
+    reply_id = index.match(text, tapped)
     return None if reply_id is None else index.replies[reply_id]

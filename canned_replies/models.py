@@ -1,5 +1,7 @@
 """Canned replies: a trigger text, how it must match, and the reply to send."""
 
+import json
+
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -12,6 +14,8 @@ class MatchCriteria(models.TextChoices):
     EXACT_MATCH = "exact match", _("exact match")
     STARTS_WITH = "starts with", _("starts with")
     ENDS_WITH = "ends with", _("ends with")
+    # The exact id of a tapped reply button or list row, or a quick-reply button's payload.
+    BUTTON = "button", _("button")
 
 
 class ResponseType(models.TextChoices):
@@ -21,6 +25,8 @@ class ResponseType(models.TextChoices):
     AUDIO = "audio", _("audio")
     DOCUMENT = "document", _("document")
     VIDEO = "video", _("video")
+    # `response` is the JSON text of WhatsApp's interactive object: buttons, a list...
+    INTERACTIVE = "interactive", _("interactive")
 
 
 MEDIA_RESPONSE_TYPES = (
@@ -38,7 +44,8 @@ class CannedReply(OrganizationRecord):
         _("match criteria"), max_length=16, choices=MatchCriteria.choices
     )
     # {"type": "text", "data": {"text": "<reply>"}}; returned JSON-encoded, as api.md shows.
-    # A media reply: {"type": "image", "data": {"link": "<url>"}} (canned_replies.services).
+    # A media reply: {"type": "image", "data": {"link": "<url>"}} (canned_replies.services);
+    # an interactive one: {"type": "interactive", "data": {"interactive": {...}}}.
     metadata = models.JSONField(_("metadata"))
     deleted_by = models.PositiveIntegerField(_("deleted by"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -63,9 +70,20 @@ class CannedReply(OrganizationRecord):
 
     @property
     def response_text(self) -> str:
-        """The `response` as the API takes it: the reply's text, or a media reply's URL."""
+        """The `response` as the API takes it: the reply's text, a media reply's URL, or
+        an interactive reply's object as JSON text."""
         data = self.metadata.get("data", {})
+        if self.response_type == ResponseType.INTERACTIVE:
+            return json.dumps(data.get("interactive", {}), ensure_ascii=False)
         return data.get("link", "") if self.media_type else data.get("text", "")
+
+    @property
+    def send_type(self) -> str:
+        """What a match sends besides plain text: a media type, or `interactive`; empty
+        for a text reply."""
+        if self.response_type == ResponseType.INTERACTIVE:
+            return ResponseType.INTERACTIVE
+        return self.media_type
 
     @property
     def media_type(self) -> str:

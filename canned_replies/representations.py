@@ -1,14 +1,19 @@
 """Canned replies as the API lists them (api.md's shape), and the stored form of a
 reply's response (`metadata`), for the API, the events and the admin alike."""
 
+import json
 from datetime import datetime
 from typing import Any
 
-from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply
+from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseType
 from messaging_project.core.formats import json_text, laravel_datetime
 
 
 def reply_metadata(response_type: str, response: str) -> dict:
+    """The stored form; an interactive reply's `response` is JSON text already checked
+    (canned_replies.services.check_response)."""
+    if response_type == ResponseType.INTERACTIVE:
+        return {"type": response_type, "data": {"interactive": json.loads(response)}}
     if response_type in MEDIA_RESPONSE_TYPES:
         return {"type": response_type, "data": {"link": response}}
     return {"type": response_type, "data": {"text": response}}

@@ -1,5 +1,7 @@
 """Writes to canned replies, shared by the API and the admin."""
 
+import json
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
@@ -11,16 +13,43 @@ from canned_replies.models import MEDIA_RESPONSE_TYPES, CannedReply, ResponseTyp
 from canned_replies.representations import canned_reply_data, deleted_reply_data, reply_metadata
 from events.models import Event
 from events.services import emit_event
+from messaging_project.core.interactive import interactive_errors
 from messaging_project.core.public_urls import url_error
+from messaging_project.core.storable import json_problem
+
+NOT_INTERACTIVE = (
+    "An interactive reply's response is the JSON text of WhatsApp's interactive object, "
+    'such as {"type": "button", "body": {...}, "action": {...}}.'
+)
+INTERACTIVE_DEPTH = 6  # a list: interactive > action > sections > section > rows > row
 
 
 def check_response(response_type: str, response: str) -> None:
     """A media reply's response is the URL WhatsApp fetches: https on a public address,
-    the rule of POST /api/send/media. Raises a ValidationError on `response`."""
+    the rule of POST /api/send/media. An interactive reply's is the JSON text of
+    WhatsApp's interactive object, within the limits of POST /api/send/interactive
+    (its placeholders are filled when sent). Raises a ValidationError on `response`
+    (`response.<path>` for a broken limit)."""
     if response_type in MEDIA_RESPONSE_TYPES:
         error = url_error(response, https_only=True)
         if error is not None:
             raise ValidationError({"response": [error]})
+    if response_type == ResponseType.INTERACTIVE:
+        check_interactive(response)
+
+
+def check_interactive(response: str) -> None:
+    try:
+        interactive = json.loads(response)
+    except (ValueError, RecursionError):
+        raise ValidationError({"response": [NOT_INTERACTIVE]}) from None
+    if json_problem(interactive, max_depth=INTERACTIVE_DEPTH) is not None:
+        raise ValidationError({"response": [NOT_INTERACTIVE]})
+    errors = interactive_errors(interactive)
+    if errors:
+        raise ValidationError(
+            {(f"response.{path}" if path else "response"): found for path, found in errors.items()}
+        )
 
 
 def emit_reply(event: str, reply: CannedReply) -> None:

@@ -11,6 +11,13 @@ Unscripted requests get the Cloud API's success answers: a message id for
 reply can be delayed, be an arbitrary body (an HTML 500 page), reset the connection,
 hang up without answering, cut its body short or drip it one byte at a time.
 
+Templates are written on it as on WhatsApp's business management API: `POST
+/{business-account-id}/message_templates` answers `{id, status: PENDING, category}` and
+keeps the template (a second one of the same name and language is refused with Graph's
+error 100, subcode 2388024, as Meta documents it); `POST /{template-id}` edits one, `DELETE
+/{business-account-id}/message_templates?name=...&hsm_id=...` deletes it, and the template
+list (`GET .../message_templates`) shows those written. `templates` holds them by id.
+
 Media a customer sent is put on the stand-in with `add_media(media_id, content, ...)`:
 `GET /{media-id}` then answers as Graph does (url, mime_type, sha256, file_size, id) and
 the URL serves the bytes, both only to the bearer token given. Its switches are the
@@ -28,6 +35,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs
 
 API_VERSION = "v21.0"
 
@@ -84,11 +92,29 @@ class FakeMedia:
 
 
 DOWNLOAD_PATH = "/media-download/"
+TEMPLATES_PATH = "/message_templates"
+
+
+def template_exists_error(language: str) -> dict[str, Any]:
+    """Graph's refusal of a template whose name already has content in that language
+    (Meta's template error codes: 100, subcode 2388024)."""
+    error = graph_error(100, "Invalid parameter")
+    error["error"].update(
+        {
+            "error_subcode": 2388024,
+            "is_transient": False,
+            "error_user_title": "Content in this language already exists",
+            "error_user_msg": f"There is already {language} content for this template. "
+            "Create a new template and try again.",
+        }
+    )
+    return error
 
 
 class FakeCloudApi:
     def __init__(self) -> None:
         self.media: dict[str, FakeMedia] = {}
+        self.templates: dict[str, dict[str, Any]] = {}  # written templates, by id
         self.requests: list[RecordedRequest] = []
         self.replies: deque[Reply] = deque()
         self.lock = threading.Lock()
@@ -175,6 +201,9 @@ class FakeCloudApi:
         return self.default_reply(request)
 
     def default_reply(self, request: RecordedRequest) -> Reply:
+        templates = self.template_reply(request)
+        if templates is not None:
+            return templates
         if request.method == "GET":
             media = self.media_reply(request)
             if media is not None:
@@ -193,6 +222,61 @@ class FakeCloudApi:
                 "messages": [message],
             }
         )
+
+    def template_reply(self, request: RecordedRequest) -> Reply | None:
+        """The business management API's template calls (None: not one of them)."""
+        path, _, query = request.path.partition("?")
+        body = request.json if isinstance(request.json, dict) else {}
+        if path.endswith(TEMPLATES_PATH):
+            if request.method == "GET" and self.templates:
+                return Reply(json={"data": list(self.templates.values()), "paging": {}})
+            if request.method == "POST":
+                return self.create_template(body)
+            if request.method == "DELETE":
+                return self.delete_template(parse_qs(query))
+            return None
+        template_id = path.rsplit("/", 1)[-1]
+        if request.method == "POST" and template_id in self.templates:
+            with self.lock:
+                self.templates[template_id].update(
+                    {key: body[key] for key in ("components", "category") if key in body}
+                )
+                self.templates[template_id]["status"] = "PENDING"
+            return Reply(json={"success": True})
+        return None
+
+    def create_template(self, body: dict[str, Any]) -> Reply:
+        name, language = body.get("name"), body.get("language")
+        with self.lock:
+            if any((t["name"], t["language"]) == (name, language) for t in self.templates.values()):
+                return Reply(400, template_exists_error(str(language)))
+            template_id = str(1_000_000_000_000_000 + next(self.ids))
+            self.templates[template_id] = {
+                "id": template_id,
+                "name": name,
+                "language": language,
+                "status": "PENDING",
+                "category": body.get("category"),
+                "components": body.get("components") or [],
+            }
+        return Reply(
+            json={"id": template_id, "status": "PENDING", "category": body.get("category")}
+        )
+
+    def delete_template(self, query: dict[str, list[str]]) -> Reply:
+        name = (query.get("name") or [""])[0]
+        hsm_id = (query.get("hsm_id") or [""])[0]
+        with self.lock:
+            found = [
+                template_id
+                for template_id, template in self.templates.items()
+                if template["name"] == name and hsm_id in ("", template_id)
+            ]
+            for template_id in found:
+                del self.templates[template_id]
+        if not found:
+            return Reply(400, graph_error(100, "Invalid parameter"))
+        return Reply(json={"success": True})
 
     def media_reply(self, request: RecordedRequest) -> Reply | None:
         """Graph's answers for media: the look-up and the download (None: not media)."""
@@ -248,6 +332,9 @@ class FakeCloudApi:
                 self.answer()
 
             def do_POST(self):
+                self.answer()
+
+            def do_DELETE(self):
                 self.answer()
 
             def answer(self):

@@ -16,6 +16,7 @@ chat and make the reply `sent` (sending/services/settlement.py). A send that got
 answer is `unknown` the same way.
 """
 
+import json
 import logging
 from typing import Any, cast
 
@@ -27,11 +28,13 @@ from django.utils import timezone
 from django_tasks import task
 
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
+from contacts.placeholders import fill_placeholders
+from messaging_project.core.interactive import with_texts_filled
 from messaging_project.worker.priorities import INTERACTIVE
 from messaging_project.worker.retries import retry_later
 from sending.models import AutoReply, AutoReplyState, Chat, ChatMedia, MediaState
 from sending.queries import OWNED, claimed_reply, write_claim
-from sending.services import SendFailed, send_media, send_message
+from sending.services import SendFailed, send_content, send_media, send_message
 from sending.services import media as inbound_media
 from sending.services.send import auto_reply_metadata
 from sending.services.settlement import (
@@ -44,6 +47,7 @@ from sending.services.settlement import (
 logger = logging.getLogger(__name__)
 
 CLAIMABLE = [AutoReplyState.PENDING, AutoReplyState.RETRYING]
+TEXT_BODY_MAX = 4096  # WhatsApp's limit on a text message, after placeholders are filled
 
 
 @task(priority=INTERACTIVE)
@@ -85,7 +89,19 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
             # Known before the call: the message names it whether or not this run lives.
             "chat_uuid": auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),
         }
-        if auto_reply.media_type:  # a media reply: `message` is its URL
+        organization_name = auto_reply.organization.name
+
+        def filled(text: str) -> str:  # the reply's placeholders, from its recipient
+            return fill_placeholders(text, contact, organization_name=organization_name)
+
+        if auto_reply.media_type == "interactive":  # `message` is the object's JSON text
+            send_content(
+                **recipient,
+                **sent,
+                kind="interactive",
+                content=with_texts_filled(json.loads(auto_reply.message), filled),
+            )
+        elif auto_reply.media_type:  # a media reply: `message` is its URL
             send_media(
                 **recipient,
                 **sent,
@@ -93,7 +109,11 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
                 media_url=auto_reply.message,
             )
         else:
-            send_message(**recipient, **sent, message=auto_reply.message)
+            # A text left blank by empty fields goes as written: WhatsApp refuses a blank one.
+            message = filled(auto_reply.message)[:TEXT_BODY_MAX]
+            send_message(
+                **recipient, **sent, message=message if message.strip() else auto_reply.message
+            )
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:

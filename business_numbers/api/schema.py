@@ -6,7 +6,7 @@ BusinessNumbersConfig.ready() imports it. tests/sending/test_documented_shapes.p
 tests/numbers check that the data functions have exactly the fields documented here.
 """
 
-from drf_spectacular.extensions import OpenApiViewExtension
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
 from drf_spectacular.utils import extend_schema_view
 from rest_framework import serializers
 
@@ -14,6 +14,8 @@ from business_numbers.api.serializers import (
     ChannelSettingsInputSerializer,
     NumberInputSerializer,
     NumberUpdateSerializer,
+    TemplateInputSerializer,
+    TemplateUpdateSerializer,
 )
 from messaging_project.api.schema import (
     LARAVEL_DATETIME,
@@ -67,10 +69,35 @@ class MessageTemplateViewSchema(OpenApiViewExtension):
             noun="message template",
             page=MessageTemplatePage,
             detail=MessageTemplateDetail,
-            writable=False,
+            input_serializer=TemplateInputSerializer,
+            edit_serializer=TemplateUpdateSerializer,
         ),
-        f"The organization's WhatsApp templates, as last synced. {RESOURCE_DOC}",
+        "The organization's WhatsApp templates: those synced from WhatsApp and those "
+        "written here (docs/templates.md). A write checks WhatsApp's rules first (400 "
+        "naming the field), then is made at WhatsApp (its refusal is a 422 with "
+        "`channel_error`, a channel failure a 502 or 504), then here; the status then "
+        f"follows WhatsApp's webhooks. {RESOURCE_DOC}",
     )
+
+
+class TemplateComponentsSchema(OpenApiSerializerFieldExtension):
+    target_class = "business_numbers.api.serializers.TemplateComponentsField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "type": "array",
+            "description": "WhatsApp's components: HEADER (format TEXT at most 60 "
+            "characters and one variable, or IMAGE, VIDEO, DOCUMENT, LOCATION), BODY (at "
+            "most 1,024; variables {{1}}..{{n}} in order, each with its example in "
+            "`example.body_text`), FOOTER (at most 60, no variable), BUTTONS (at most 10, "
+            "text at most 25).",
+            "items": {
+                "type": "object",
+                "properties": {"type": {"type": "string", "example": "BODY"}},
+                "required": ["type"],
+                "additionalProperties": True,
+            },
+        }
 
 
 # The channel -----------------------------------------------------------------------------

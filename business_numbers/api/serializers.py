@@ -4,7 +4,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from messaging_project.api.fields import StrictBooleanField, StrictCharField
+from messaging_project.api.fields import (
+    MaxJSONBytesValidator,
+    PassThroughJSONField,
+    StrictBooleanField,
+    StrictCharField,
+)
 
 # The API's names for a number's kind, and the stored ones (docs/numbers.md).
 KINDS = {"sandbox": "sandbox", "cloud": "cloud_api"}
@@ -74,4 +79,63 @@ class ChannelSettingsInputSerializer(serializers.Serializer):
         if unknown:
             message = "Unknown field; the settings are: enforce_service_window."
             raise serializers.ValidationError({name: [message] for name in unknown})
+        return attrs
+
+
+class TemplateComponentsField(PassThroughJSONField):
+    """A template's components in WhatsApp's shape (HEADER, BODY, FOOTER, BUTTONS, with
+    their `example` values); WhatsApp's rules are the service's to check, by path."""
+
+    max_depth = 6  # components > component > example > body_text > examples
+    default_error_messages = {"invalid": "A list of components, such as the BODY."}
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        if not isinstance(data, list):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class TemplateInputSerializer(serializers.Serializer):
+    """`POST /api/templates`: a template to submit to WhatsApp (docs/templates.md)."""
+
+    name = StrictCharField(max_length=512)
+    language = StrictCharField(max_length=16)
+    category = StrictCharField(max_length=32)
+    components = TemplateComponentsField(validators=[MaxJSONBytesValidator(64 * 1024)])
+    number = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=100,
+        help_text="The number whose business account gets the template: its uuid, phone "
+        "number id or display number; the default number when not given.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        refuse_unknown_fields(self, attrs)
+        attrs["category"] = attrs["category"].upper()
+        return attrs
+
+
+class TemplateUpdateSerializer(serializers.Serializer):
+    """`PUT /api/templates/{uuid}`: new components and/or category; name and language stay."""
+
+    category = StrictCharField(required=False, max_length=32)
+    components = TemplateComponentsField(
+        required=False, validators=[MaxJSONBytesValidator(64 * 1024)]
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            message = (
+                "A template's name, language and number stay; change its category or components."
+            )
+            raise serializers.ValidationError({name: [message] for name in unknown})
+        if not attrs:
+            raise serializers.ValidationError(
+                {"components": ["Give the new components, or the category, or both."]}
+            )
+        if "category" in attrs:
+            attrs["category"] = attrs["category"].upper()
         return attrs

@@ -7,14 +7,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from business_numbers import services
+from business_numbers.api.errors import gateway_errors
 from business_numbers.api.filters import MessageTemplateFilter
 from business_numbers.api.serializers import (
     ChannelSettingsInputSerializer,
     NumberInputSerializer,
     NumberUpdateSerializer,
+    TemplateInputSerializer,
+    TemplateUpdateSerializer,
 )
 from business_numbers.models import MessageTemplate, Number
 from business_numbers.representations import channel_data, number_data, template_data
+from business_numbers.selectors import find_number
 from messaging_project.api.exceptions import INVALID_DATA, ApiError
 from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import (
@@ -23,6 +27,8 @@ from messaging_project.api.viewsets import (
     OrganizationViewSet,
     write_result,
 )
+
+NUMBER_UNKNOWN = "No number of this organization has that uuid, phone number id or display number."
 
 
 @contextmanager
@@ -67,9 +73,49 @@ class NumberViewSet(OrganizationViewSet):
 
 
 class MessageTemplateViewSet(OrganizationViewSet):
-    queryset = MessageTemplate.objects.live()
+    """Templates: those synced from WhatsApp, and those written here (docs/templates.md):
+    WhatsApp's rules checked first (400), then the write made at WhatsApp (its refusal a
+    422 with its message), then here."""
+
+    queryset = MessageTemplate.objects.live().select_related("number")
     filterset_class = MessageTemplateFilter
     represent = staticmethod(template_data)
+    input_serializer_class = TemplateInputSerializer
+
+    @idempotent
+    def create(self, request):
+        data = self.validated_input()
+        number = self.template_number(data.pop("number"))
+        with gateway_errors():
+            template = services.create_template(number=number, **data)
+        return write_result(template)
+
+    def template_number(self, name: str) -> Number:
+        if not name:
+            return Number.objects.default_for(self.organization)
+        number = find_number(self.organization, name)
+        if number is None:
+            raise ApiError(400, INVALID_DATA, errors={"number": [NUMBER_UNKNOWN]})
+        return number
+
+    def update(self, request, uuid=None):
+        template = self.get_object()
+        serializer = TemplateUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with gateway_errors():
+            try:
+                services.update_template(template=template, **serializer.validated_data)
+            except MessageTemplate.DoesNotExist:
+                raise ApiError(404, "Not found.") from None
+        return write_result(template)
+
+    partial_update = update
+
+    def destroy(self, request, uuid=None):
+        template = self.get_object()
+        with gateway_errors():
+            services.delete_template(template=template)
+        return write_result(template)
 
 
 class ChannelView(OrganizationScopedMixin, APIView):

@@ -94,6 +94,21 @@ class Gateway(Protocol):
         """Every message template of the business account, as Graph describes them."""
         ...
 
+    def create_template(self, template: dict[str, Any]) -> dict[str, Any]:
+        """Submit a template (Graph's shape: name, language, category, components) to the
+        business account; WhatsApp's `id`, `status` and `category`, as texts. Raises
+        GatewayError, ChannelNotConfigured without a business account id."""
+        ...
+
+    def edit_template(self, template_id: str, changes: dict[str, Any]) -> str:
+        """Change a template's `components` and/or `category` at WhatsApp; the status it
+        has then (WhatsApp reviews an edit: PENDING until its webhook says more)."""
+        ...
+
+    def delete_template(self, name: str, template_id: str = "") -> None:
+        """Delete a template at WhatsApp: by name, and with its id only that language."""
+        ...
+
     def media_info(self, media_id: str) -> dict[str, Any]:
         """Where to download an inbound message's media: `url` (a text), and what the
         channel says of it, `mime_type` and `sha256` (texts, maybe empty) and `file_size`

@@ -145,9 +145,17 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
             retryable=response.status_code >= 500 or response.status_code == 429,
         )
     code = storable.error_code(error.get("code"))
-    message = error.get("message") or answered
+    # The business management API's refusals (a template's) say what is wrong in
+    # `error_user_msg`; their `message` is a bare "Invalid parameter".
+    message = error.get("error_user_msg") or error.get("message") or answered
     error_data = error.get("error_data")
     details = error_data.get("details") if isinstance(error_data, dict) else error_data
+    if details is None and error.get("error_user_title"):
+        details = {
+            "error_subcode": error.get("error_subcode"),
+            "error_user_title": error.get("error_user_title"),
+            "message": error.get("message"),
+        }
     if response.status_code == 401 or code in CREDENTIAL_CODES:
         kind = FailureKind.CREDENTIALS
     elif response.status_code >= 500:
@@ -344,6 +352,44 @@ class CloudApiGateway:
             f"The WhatsApp channel's template list runs past {MAX_TEMPLATE_PAGES} pages.",
             type="invalid_response",
         )
+
+    # Templates written here: the business management API -----------------------------
+
+    def templates_url(self) -> str:
+        if not self.business_account_id:
+            raise ChannelNotConfigured(
+                "The number has no WhatsApp business account id; give it one "
+                "(PATCH /api/numbers/{uuid} business_account_id) to write templates."
+            )
+        return f"{settings.WHATSAPP_GRAPH_URL}/{self.business_account_id}/message_templates"
+
+    def create_template(self, template: dict[str, Any]) -> dict[str, Any]:
+        answer = self.request("POST", self.templates_url(), json=template)
+        template_id = answer.get("id")
+        if not isinstance(template_id, str | int) or not str(template_id).strip():
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no template id.",
+                type="invalid_response",
+                http_status=200,
+            )
+        return {
+            "id": storable.text(str(template_id), 64),
+            "status": storable.text(str(answer.get("status") or ""), 32),
+            "category": storable.text(str(answer.get("category") or ""), 32),
+        }
+
+    def edit_template(self, template_id: str, changes: dict[str, Any]) -> str:
+        self.templates_url()  # the same account check as the other template calls
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{quote(template_id, safe='')}"
+        self.request("POST", url, json=changes)
+        return "PENDING"  # WhatsApp reviews the edit; its webhook tells the outcome
+
+    def delete_template(self, name: str, template_id: str = "") -> None:
+        params = {"name": name}
+        if template_id:
+            params["hsm_id"] = template_id  # this one language only, not every language
+        self.request("DELETE", self.templates_url(), params=params)
 
 
 def checked_chunks(response: requests.Response, *, max_bytes: int, chunk_size: int):

@@ -5,7 +5,9 @@ and the apps above. Another app imports them from here, never from the modules b
   `delete_number`) and the default number's settings (`configure_channel`,
   `set_service_window`);
 - `templates`: the templates synced from a number's business account, and a template
-  send's checks and text.
+  send's checks and text;
+- `template_writing`: templates written here and submitted to WhatsApp
+  (`create_template`, `update_template`, `delete_template`, `template_errors`).
 """
 
 from business_numbers.services.numbers import (
@@ -17,6 +19,13 @@ from business_numbers.services.numbers import (
     save_channel,
     set_service_window,
     update_number,
+)
+from business_numbers.services.template_writing import (
+    TemplateExists,
+    create_template,
+    delete_template,
+    template_errors,
+    update_template,
 )
 from business_numbers.services.templates import (
     SyncResult,
@@ -32,18 +41,23 @@ from business_numbers.services.templates import (
 __all__ = [
     "NumberConflict",
     "SyncResult",
+    "TemplateExists",
     "TemplateNotApproved",
     "check_approved",
     "check_parameter_count",
     "check_template",
     "configure_channel",
     "create_number",
+    "create_template",
     "delete_number",
+    "delete_template",
     "guard_deletion",
     "rendered_metadata",
     "save_channel",
     "set_service_window",
     "sync_templates",
+    "template_errors",
     "synced_template",
     "update_number",
+    "update_template",
 ]

@@ -64,5 +64,9 @@ class CannedReplyViewSchema(OpenApiViewExtension):
         "Canned replies. Requests send `response_type` and `response`; the stored and "
         "listed form has them as `metadata`, a JSON-encoded "
         '`{"type": "text", "data": {"text": "<response>"}}`. `match_criteria` accepts '
-        f"`exact_match` for `exact match`. {RESOURCE_DOC}",
+        "`exact_match` for `exact match`; `button` matches the exact id of a tapped "
+        "button or list row (or a quick-reply payload), and commas in a trigger separate "
+        "alternatives. An `interactive` response is the JSON text of WhatsApp's "
+        "interactive object, checked with the limits of POST /api/send/interactive "
+        f"(docs/canned-replies.md). {RESOURCE_DOC}",
     )

@@ -16,7 +16,7 @@ MATCH_CRITERIA_SPELLINGS = {
 class MatchCriteriaField(StrictCharField):
     default_error_messages = {
         "invalid_choice": "The match criteria must be one of: contains, exact match, "
-        "starts with, ends with."
+        "starts with, ends with, button."
     }
 
     def to_internal_value(self, data):

@@ -7,6 +7,7 @@ business-scoped user id (contacts.services). Everything WhatsApp sent is kept in
 chat's metadata, less the ids that have their own columns.
 """
 
+import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -127,7 +128,9 @@ def message_metadata(item: dict) -> tuple[dict, str | None]:
 
     Everything WhatsApp sent is kept (the content under the type's key, `context`,
     `referral`, `errors`, ...); text, button and list replies also get `text.body`,
-    the text the canned replies match."""
+    the words the customer sent or tapped, and a tap its `choice` (tapped_choice). The
+    text matched against the canned replies is those words, or a template quick-reply
+    button's payload."""
     kind = item.get("type")
     kind = kind if isinstance(kind, str) and kind else "unknown"
     metadata: dict[str, Any] = {"type": kind}
@@ -136,7 +139,67 @@ def message_metadata(item: dict) -> tuple[dict, str | None]:
     text = matchable_text(kind, item)
     if text is not None:
         metadata["text"] = {**as_dict(item.get("text")), "body": text}
+    choice = tapped_choice(kind, item)
+    if choice is not None:
+        metadata["choice"] = choice
+        if kind == "button" and choice.get("id"):
+            text = choice["id"]  # a template's quick-reply button is matched by its payload
     return metadata, text
+
+
+def tapped_choice(kind: str, item: dict) -> dict[str, Any] | None:
+    """What the customer tapped, in one shape whatever WhatsApp sent: a reply button or
+    list row (`type` button_reply or list_reply, its `id` and `title`, a row's
+    `description`), a template's quick-reply button (`type` button, its `payload` as
+    `id` too, and its text as `title`), or a Flow's answer (`type` nfm_reply, its
+    `response_json` parsed into `response`). None for anything else."""
+    if kind == "button":
+        button = as_dict(item.get("button"))
+        payload, title = button.get("payload"), button.get("text")
+        return {
+            "type": "button",
+            "id": payload if isinstance(payload, str) else None,
+            "payload": payload if isinstance(payload, str) else None,
+            "title": title if isinstance(title, str) else None,
+        }
+    if kind != "interactive":
+        return None
+    interactive = as_dict(item.get("interactive"))
+    reply_type = interactive.get("type")
+    reply = as_dict(interactive.get(reply_type)) if isinstance(reply_type, str) else {}
+    if reply_type in REPLY_TYPES:
+        choice = {
+            "type": reply_type,
+            "id": text_or_none(reply.get("id")),
+            "title": text_or_none(reply.get("title")),
+        }
+        if reply_type == "list_reply" and "description" in reply:
+            choice["description"] = text_or_none(reply.get("description"))
+        return choice
+    if reply_type == "nfm_reply":
+        return {
+            "type": "nfm_reply",
+            "name": text_or_none(reply.get("name")),
+            "title": text_or_none(reply.get("body")),
+            "response": flow_response(reply.get("response_json")),
+        }
+    return None
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def flow_response(response_json: Any) -> Any:
+    """A Flow's answers: WhatsApp sends them as JSON text; kept parsed when they parse
+    into an object, else as WhatsApp sent them."""
+    if not isinstance(response_json, str):
+        return response_json
+    try:
+        parsed = json.loads(response_json)
+    except (ValueError, RecursionError):
+        return response_json
+    return parsed if isinstance(parsed, dict) else response_json
 
 
 def matchable_text(kind: str, item: dict) -> str | None:

@@ -212,7 +212,7 @@ def record_message(
     if text is not None:
         # STOP / START (docs/campaigns.md)
         apply_opt_out_words(organization=organization, contact=contact, text=text)
-        schedule_auto_reply(chat, text, summary)
+        schedule_auto_reply(chat, text, summary, tapped=(metadata.get("choice") or {}).get("id"))
 
 
 def system_contact(organization: Organization, item: dict, contacts: list[dict]) -> Contact:
@@ -238,17 +238,20 @@ def system_contact(organization: Organization, item: dict, contacts: list[dict])
     return contact_of(organization, sender_of(item, contacts))
 
 
-def schedule_auto_reply(chat: Chat, text: str, summary: WebhookSummary) -> None:
-    """Owe the sender the matching canned reply, if one matches: the task that sends it,
+def schedule_auto_reply(
+    chat: Chat, text: str, summary: WebhookSummary, tapped: str | None = None
+) -> None:
+    """Owe the sender the matching canned reply, if one matches (`tapped`: the id of the
+    button or row they tapped, for the `button` replies): the task that sends it,
     carrying the reply as matched now, in the caller's transaction. Its first run writes
     the AutoReply (sending/tasks.py): one INSERT less in every such webhook."""
-    reply = find_reply(organization=chat.organization, text=text)
+    reply = find_reply(organization=chat.organization, text=text, tapped=tapped)
     if reply is None:
         return
     owed = {
         "inbound": chat.pk,
         "canned_reply": reply.pk,
         "message": reply.response_text,
-        "media_type": reply.media_type,
+        "media_type": reply.send_type,
     }
     summary.replies.append(enqueue_in_turn(send_auto_reply, chat.organization_id, owed=owed).id)

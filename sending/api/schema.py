@@ -38,8 +38,12 @@ from sending.api.serializers import (
     COMPONENT_TYPES,
     COMPONENTS_MAX_BYTES,
     PARAMETER_TYPES,
+    SendContactsInputSerializer,
+    SendInteractiveInputSerializer,
+    SendLocationInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
+    SendReactionInputSerializer,
     SendTemplateInputSerializer,
     TemplateComponentField,
 )
@@ -337,4 +341,94 @@ class SendMediaViewSchema(OpenApiViewExtension):
         "address). A `caption` (at most 1024 characters) goes with an image, video or "
         "document, a `file_name` with a document; `first_name`, `last_name` and `email` "
         f"name a contact created for the number. {SEND_DOC}",
+    )
+
+
+class InteractiveSchema(OpenApiSerializerFieldExtension):
+    """WhatsApp's interactive object: its limits checked, then passed on as given."""
+
+    target_class = "sending.api.serializers.InteractiveField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "type": "object",
+            "description": "WhatsApp's interactive object (docs/messages.md): `type` "
+            "button, list, cta_url, location_request_message or flow, with `body.text` (at "
+            "most 1,024), optional `header` (text at most 60) and `footer` (at most 60), "
+            "and its `action`. Reply buttons 1-3 (ids unique, at most 256; titles at most "
+            "20); a list's button at most 20, 1-10 sections, at most 10 rows in all (ids "
+            "unique, titles at most 24, descriptions at most 72); a cta_url's display "
+            "text at most 20 and an http(s) URL.",
+            "properties": {
+                "type": {"type": "string", "example": "button"},
+                "body": {"type": "object", "additionalProperties": True},
+                "action": {"type": "object", "additionalProperties": True},
+            },
+            "required": ["type", "body", "action"],
+            "additionalProperties": True,
+        }
+
+
+class ContactCardSchema(OpenApiSerializerFieldExtension):
+    target_class = "sending.api.serializers.ContactCardField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "type": "object",
+            "description": "WhatsApp's contact object: `name` (with `formatted_name`), "
+            "`phones`, `emails`, `addresses`, `urls`, `org`, `birthday`.",
+            "properties": {"name": {"type": "object", "additionalProperties": True}},
+            "required": ["name"],
+            "additionalProperties": True,
+        }
+
+
+class SendInteractiveViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendInteractiveView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send an interactive message (buttons, list, URL button, location "
+            "request, Flow)",
+            request=SendInteractiveInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        "WhatsApp's interactive object, its limits checked before anything is sent (a 400 "
+        f"names the field, such as `interactive.action.buttons.0.reply.title`). {SEND_DOC}",
+    )
+
+
+class SendReactionViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendReactionView"
+    view_replacement = documented(
+        send_schema(
+            summary="React to a message with an emoji",
+            request=SendReactionInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        "An emoji on a message (`message_id`: a chat uuid or a WhatsApp message id); an "
+        f"empty `emoji` removes the reaction. {SEND_DOC}",
+    )
+
+
+class SendLocationViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendLocationView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send a location",
+            request=SendLocationInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        f"A pin at `latitude`, `longitude`, with an optional `name` and `address`. {SEND_DOC}",
+    )
+
+
+class SendContactsViewSchema(OpenApiViewExtension):
+    target_class = "sending.api.views.SendContactsView"
+    view_replacement = documented(
+        send_schema(
+            summary="Send contact cards",
+            request=SendContactsInputSerializer,
+            success=SendResponseSerializer,
+        ),
+        f"One or more of WhatsApp's contact cards. {SEND_DOC}",
     )

@@ -13,6 +13,7 @@ from messaging_project.api.fields import (
     StrictBooleanField,
     StrictCharField,
 )
+from messaging_project.core.interactive import interactive_errors
 from messaging_project.core.public_urls import url_problem
 from sending.services.payloads import MEDIA_TYPES
 
@@ -23,6 +24,9 @@ HEADER_MAX = FOOTER_MAX = 60
 BUTTONS_MAX = 3
 BUTTON_TITLE_MAX = 20
 BUTTON_ID_MAX = 256
+REACTION_MAX = 16  # one emoji, with its modifiers and joiners
+LOCATION_TEXT_MAX = 1000
+CONTACT_CARDS_MAX = 50
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
 
 
@@ -384,3 +388,97 @@ class TemplateSerializer(serializers.Serializer):
 class SendTemplateInputSerializer(NewContactFields):
     phone = PhoneNumberField()
     template = TemplateSerializer()
+
+
+class InteractiveField(PassThroughJSONField):
+    """WhatsApp's interactive object, passed on as given once its limits hold
+    (messaging_project/core/interactive.py): every broken limit is named by its path."""
+
+    max_depth = 6  # a list: interactive > action > sections > section > rows > row
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        data = super().to_internal_value(data)
+        errors = interactive_errors(data)
+        if errors.get(""):
+            raise serializers.ValidationError(errors[""])
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+
+class SendInteractiveInputSerializer(NewContactFields):
+    """`POST /api/send/interactive`: reply buttons, a list, a call-to-action URL button, a
+    location request or a Flow, as WhatsApp's interactive object."""
+
+    phone = PhoneNumberField()
+    interactive = InteractiveField(validators=[MaxJSONBytesValidator(COMPONENTS_MAX_BYTES)])
+
+
+class SendReactionInputSerializer(NewContactFields):
+    """`POST /api/send/reaction`: an emoji on a message; an empty emoji removes it."""
+
+    phone = PhoneNumberField()
+    message_id = StrictCharField(
+        max_length=REPLY_TO_MAX,
+        help_text="The message reacted to: a chat uuid of the organization, or a WhatsApp "
+        "message id (`wamid....`).",
+    )
+    emoji = StrictCharField(required=False, allow_blank=True, default="", max_length=REACTION_MAX)
+
+    def validate_emoji(self, value: str) -> str:
+        if value and not any(not character.isascii() for character in value):
+            raise serializers.ValidationError("An emoji, such as 👍; empty removes the reaction.")
+        return value
+
+
+class SendLocationInputSerializer(NewContactFields):
+    """`POST /api/send/location`: a pin on the map, with an optional name and address."""
+
+    phone = PhoneNumberField()
+    latitude = serializers.FloatField(min_value=-90, max_value=90)
+    longitude = serializers.FloatField(min_value=-180, max_value=180)
+    name = optional_text(LOCATION_TEXT_MAX)
+    address = optional_text(LOCATION_TEXT_MAX)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        location = {"latitude": attrs.pop("latitude"), "longitude": attrs.pop("longitude")}
+        for field in ("name", "address"):
+            value = attrs.pop(field, None)
+            if value:
+                location[field] = value
+        attrs["location"] = location
+        return attrs
+
+
+class ContactCardField(PassThroughJSONField):
+    """One of WhatsApp's contact cards: an object with its `name.formatted_name`."""
+
+    max_depth = 4  # card > phones > phone
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("A contact card must be an object.")
+        data = super().to_internal_value(data)
+        name = data.get("name")
+        formatted = name.get("formatted_name") if isinstance(name, dict) else None
+        if not isinstance(formatted, str) or not formatted.strip():
+            raise serializers.ValidationError(
+                {"name.formatted_name": ["Required: the name shown."]}
+            )
+        for field in ("phones", "emails", "urls", "addresses"):
+            if field in data and not isinstance(data[field], list):
+                raise serializers.ValidationError({field: ["Must be a list."]})
+        return data
+
+
+class SendContactsInputSerializer(NewContactFields):
+    """`POST /api/send/contacts`: one or more contact cards, as WhatsApp's contact objects."""
+
+    phone = PhoneNumberField()
+    contacts = serializers.ListField(
+        child=ContactCardField(),
+        min_length=1,
+        max_length=CONTACT_CARDS_MAX,
+        validators=[MaxJSONBytesValidator(COMPONENTS_MAX_BYTES)],
+    )

@@ -6,12 +6,14 @@ from typing import Any
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from business_numbers.gateway import ChannelNotConfigured, FailureKind, GatewayError
+from business_numbers.api.errors import channel_error, channel_failure
+from business_numbers.gateway import ChannelNotConfigured
 from business_numbers.gateway.base import NOT_CONFIGURED
 from business_numbers.services import TemplateNotApproved
 from messaging_project.api.exceptions import ApiError
@@ -20,8 +22,12 @@ from messaging_project.api.viewsets import OrganizationScopedMixin, Organization
 from sending import services
 from sending.api.filters import ChatFilter
 from sending.api.serializers import (
+    SendContactsInputSerializer,
+    SendInteractiveInputSerializer,
+    SendLocationInputSerializer,
     SendMediaInputSerializer,
     SendMessageInputSerializer,
+    SendReactionInputSerializer,
     SendTemplateInputSerializer,
 )
 from sending.models import Chat, MediaState
@@ -33,41 +39,11 @@ from sending.representations import (
 )
 from sending.services.media import download_name
 
-# The status for each way the channel can fail (docs/api.md, "Errors").
-CHANNEL_STATUS = {
-    FailureKind.REFUSED: 422,
-    FailureKind.CREDENTIALS: 502,
-    FailureKind.UNAVAILABLE: 502,
-    FailureKind.TIMEOUT: 504,
-}
-CREDENTIALS_MESSAGE = (
-    "The WhatsApp channel rejected this organization's credentials; "
-    "the channel credentials need attention."
-)
 NOT_RECORDED = (
     "The message may have been sent, but the service could not record the outcome because "
     "its database is unavailable. Do not resend it blindly: a resend may reach the "
     "recipient twice."
 )
-
-
-def channel_error(error: GatewayError) -> dict[str, Any]:
-    """The contract's `channel_error` object: Graph's error, as the gateway kept it."""
-    return {
-        "code": error.code,
-        "type": error.type,
-        "message": error.message,
-        "details": error.details,
-        "fbtrace_id": error.fbtrace_id,
-    }
-
-
-def channel_message(error: GatewayError) -> str:
-    """The sentence the API answers with: Graph's own text, unless it rejected our credentials
-    (then the organization must act, whatever Graph's wording)."""
-    if error.kind == FailureKind.CREDENTIALS:
-        return CREDENTIALS_MESSAGE
-    return error.message
 
 
 @contextmanager
@@ -83,10 +59,7 @@ def channel_errors() -> Iterator[None]:
         # Refused before the channel was called, in the shape of the channel's refusals.
         raise ApiError(422, refused.message, channel_error=refused.channel_error) from None
     except services.SendFailed as failed:
-        error = failed.error
-        raise ApiError(
-            CHANNEL_STATUS[error.kind], channel_message(error), channel_error=channel_error(error)
-        ) from None
+        raise channel_failure(failed.error) from None
     except services.SendNotRecorded as unknown:
         known: dict[str, Any] = {"wam_id": unknown.wam_id} if unknown.wam_id else {}
         if unknown.error is not None:
@@ -156,6 +129,68 @@ class SendMediaView(OrganizationScopedMixin, APIView):
         serializer.is_valid(raise_exception=True)
         with channel_errors():
             result = services.send_media(
+                organization=self.organization,
+                phone_input=request.data["phone"],
+                **serializer.validated_data,
+            )
+        return send_response(result, chat=chat_data(result.chat), template=False)
+
+
+class SendContentView(OrganizationScopedMixin, APIView):
+    """A message sent as WhatsApp's own object, `kind` taken from the body's field of that
+    name (`interactive`, `location`, `contacts`): checked, sent, answered as /api/send."""
+
+    kind: str
+    input_serializer: type[serializers.Serializer]
+
+    @idempotent
+    def post(self, request):
+        serializer = self.input_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        content = data.pop(self.kind)
+        with channel_errors():
+            result = services.send_content(
+                organization=self.organization,
+                phone_input=request.data["phone"],
+                kind=self.kind,
+                content=content,
+                **data,
+            )
+        return send_response(result, chat=chat_data(result.chat), template=False)
+
+
+class SendInteractiveView(SendContentView):
+    """`POST /api/send/interactive`: reply buttons, a list, a call-to-action URL, a location
+    request or a Flow, WhatsApp's limits checked first (docs/messages.md)."""
+
+    kind = "interactive"
+    input_serializer = SendInteractiveInputSerializer
+
+
+class SendLocationView(SendContentView):
+    """`POST /api/send/location`: a pin on the map."""
+
+    kind = "location"
+    input_serializer = SendLocationInputSerializer
+
+
+class SendContactsView(SendContentView):
+    """`POST /api/send/contacts`: contact cards."""
+
+    kind = "contacts"
+    input_serializer = SendContactsInputSerializer
+
+
+class SendReactionView(OrganizationScopedMixin, APIView):
+    """`POST /api/send/reaction`: an emoji on a message, or none to remove it."""
+
+    @idempotent
+    def post(self, request):
+        serializer = SendReactionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with channel_errors():
+            result = services.send_reaction(
                 organization=self.organization,
                 phone_input=request.data["phone"],
                 **serializer.validated_data,

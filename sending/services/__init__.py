@@ -2,7 +2,8 @@
 the apps above (campaigns).
 
 - `send`: sending a message and recording its chat (`send_message`, `send_template`,
-  `send_media`); `chats`: the chat recorded exactly once for a channel's answer;
+  `send_media`, and `send_content` for interactive, reaction, location and contacts
+  messages); `chats`: the chat recorded exactly once for a channel's answer;
 - `bulk`: one template to many numbers, the channel called from the caller's threads
   (`prepare_template_send`, `TemplateSend.call`, `record_answers`);
 - `statuses`, `media`, `events`: statuses stored and chats moved forward
@@ -25,7 +26,14 @@ from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.conversations import insert_chat
 from sending.services.refusals import ServiceWindowClosed
 from sending.services.routing import FROM_UNKNOWN, Route, route
-from sending.services.send import SendResult, send_media, send_message, send_template
+from sending.services.send import (
+    SendResult,
+    send_content,
+    send_media,
+    send_message,
+    send_reaction,
+    send_template,
+)
 from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
 from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
@@ -46,8 +54,10 @@ __all__ = [
     "prepare_template_send",
     "record_answers",
     "route",
+    "send_content",
     "send_media",
     "send_message",
+    "send_reaction",
     "send_template",
     "settle_unknown_sends",
     "store_statuses",

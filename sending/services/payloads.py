@@ -73,6 +73,23 @@ def button_payload(
     }
 
 
+# Message types sent as WhatsApp's own object under the type's name (Meta's pages on
+# interactive, reaction, location and contacts messages).
+CONTENT_TYPES = ("interactive", "reaction", "location", "contacts")
+
+
+def content_payload(*, phone: str, kind: str, content: Any) -> dict[str, Any]:
+    """`{"type": kind, kind: content}`: an interactive object, a reaction, a location, or a
+    list of contact cards, passed on as the caller checked it."""
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": phone,
+        "type": kind,
+        kind: content,
+    }
+
+
 def template_payload(*, phone: str, template: dict[str, Any]) -> dict[str, Any]:
     language = {"code": template["language"]["code"]}
     body: dict[str, Any] = {"name": template["name"], "language": language}

@@ -7,11 +7,13 @@ not hold database locks), then records the chat with the status the channel gave
 and the caller gets a SendFailed carrying the channel's error and that chat.
 """
 
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from accounts.models import Organization
@@ -26,6 +28,7 @@ from business_numbers.services import (
 from contacts.models import Contact
 from contacts.services import contact_for_phone
 from messaging_project.api.idempotency import point_of_no_return
+from messaging_project.core.interactive import reply_choices
 from messaging_project.core.metrics import count_send
 from sending.models import Chat, ChatStatus
 from sending.services.chats import (
@@ -39,6 +42,7 @@ from sending.services.chats import (
 from sending.services.payloads import (
     addressed,
     button_payload,
+    content_payload,
     media_payload,
     replying,
     template_payload,
@@ -140,11 +144,105 @@ def media_metadata(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def auto_reply_metadata(*, message: str, media_type: str) -> dict[str, Any]:
-    """What an auto-reply's chat keeps (`message`: a media reply's URL), as its send
-    records it."""
+    """What an auto-reply's chat keeps (`message`: a media reply's URL, an interactive
+    reply's JSON text), as its send records it."""
+    if media_type == "interactive":
+        return content_metadata("interactive", json.loads(message))
     if media_type:
         return media_metadata(media_payload(phone="", media_type=media_type, link=message))
     return text_metadata(message)
+
+
+def send_content(
+    *,
+    organization: Organization,
+    phone: str,
+    kind: str,
+    content: Any,
+    phone_input: str | None = None,
+    new_contact: dict[str, str | None] | None = None,
+    contact: Contact | None = None,
+    recorded: Callable[[Chat], None] | None = None,
+    reply_to: str | None = None,
+    chat_uuid: uuid.UUID | None = None,
+    sender: Number | str | None = None,
+    way: Route | None = None,
+) -> SendResult:
+    """A message sent as WhatsApp's own object (`kind`: interactive, reaction, location,
+    contacts), checked by the caller (messaging_project/core/interactive.py for an
+    interactive one). The chat keeps what was sent. Arguments as send_message takes them;
+    `way`, when given, is the route already chosen (a reaction's: from the number of the
+    message it reacts to)."""
+    if way is None:
+        way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
+    if contact is None:
+        check_service_window(organization, phone, way.number)
+    return deliver(
+        organization=organization,
+        phone=phone,
+        phone_input=phone_input,
+        payload=content_payload(phone=phone, kind=kind, content=content),
+        metadata=content_metadata(kind, content),
+        new_contact=new_contact,
+        contact=contact,
+        recorded=recorded,
+        way=way,
+        chat_uuid=chat_uuid,
+    )
+
+
+def send_reaction(
+    *,
+    organization: Organization,
+    phone: str,
+    message_id: str,
+    emoji: str,
+    phone_input: str | None = None,
+    new_contact: dict[str, str | None] | None = None,
+    reply_to: str | None = None,
+    sender: Number | str | None = None,
+) -> SendResult:
+    """An emoji on a message (`message_id`: a chat uuid of the organization, or a WhatsApp
+    message id); an empty emoji removes the reaction. It goes from the number of the
+    message reacted to unless `from` says otherwise, and quotes nothing (`reply_to` is
+    taken, as by every send, and not used)."""
+    try:
+        way = route(organization, sender=sender, phone=phone, reply_to=message_id)
+    except ValidationError as error:
+        # The message reacted to is named by `message_id`: its errors are that field's.
+        named = {
+            ("message_id" if field == "reply_to" else field): messages
+            for field, messages in error.message_dict.items()
+        }
+        raise ValidationError(named) from None
+    return send_content(
+        organization=organization,
+        phone=phone,
+        phone_input=phone_input,
+        kind="reaction",
+        content={"message_id": way.answered, "emoji": emoji},
+        new_contact=new_contact,
+        way=Route(way.number),
+    )
+
+
+def content_metadata(kind: str, content: Any) -> dict[str, Any]:
+    """What a chat of WhatsApp's own object keeps: the object under its type's name (the
+    shape inbound messages are kept in); an interactive one also its texts and choices in
+    the shape of /api/send's reply buttons."""
+    metadata: dict[str, Any] = {"type": kind, kind: content}
+    if kind == "interactive":
+        header = content.get("header") or {}
+        metadata["text"] = {
+            "header": header.get("text") if header.get("type") == "text" else None,
+            "body": (content.get("body") or {}).get("text"),
+            "footer": (content.get("footer") or {}).get("text"),
+        }
+        metadata["buttons"] = [
+            {"type": "reply", "text": choice["title"], "value": choice["id"]}
+            for choice in reply_choices(content)
+        ]
+    return metadata
 
 
 def send_template(

@@ -26,6 +26,7 @@ from tests.factories import (
     ContactFactory,
     ContactGroupFactory,
     create_campaign_record,
+    create_template,
 )
 
 pytestmark = pytest.mark.django_db
@@ -60,6 +61,19 @@ WEBHOOK = {
     "url": "https://93.184.215.14/hook",
     "events": ["message.received"],
     "format": "standard",
+}
+SEND_FIELDS = {
+    "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
+    "from": "106540352242922",
+    "first_name": "Ada",
+    "last_name": "Lovelace",
+    "email": "ada@example.com",
+}
+TEMPLATE = {
+    "name": "order_ready",
+    "language": "en_US",
+    "category": "UTILITY",
+    "components": [{"type": "BODY", "text": "Your order is ready."}],
 }
 # A valid body for every operation that takes one, holding every field the schema lists.
 NUMBER = {
@@ -120,6 +134,43 @@ VALID_BODIES = {
         "first_name": "Ada",
         "last_name": "Lovelace",
         "email": "ada@example.com",
+    },
+    ("post", "/api/send/interactive"): {
+        "phone": PHONE,
+        "interactive": {
+            "type": "button",
+            "body": {"text": "Pick one"},
+            "action": {"buttons": [{"type": "reply", "reply": {"id": "a", "title": "A"}}]},
+        },
+        **SEND_FIELDS,
+    },
+    ("post", "/api/send/reaction"): {
+        "phone": PHONE,
+        "message_id": "wamid.HBgLMTQxNTU1NTI2NzE=",
+        "emoji": "👍",
+        **SEND_FIELDS,
+    },
+    ("post", "/api/send/location"): {
+        "phone": PHONE,
+        "latitude": 52.5,
+        "longitude": 13.4,
+        "name": "Shop",
+        "address": "Berlin",
+        **SEND_FIELDS,
+    },
+    ("post", "/api/send/contacts"): {
+        "phone": PHONE,
+        "contacts": [{"name": {"formatted_name": "Ana"}}],
+        **SEND_FIELDS,
+    },
+    ("post", "/api/templates"): {**TEMPLATE, "number": "106540352242922"},
+    ("put", "/api/templates/{uuid}"): {
+        "category": "UTILITY",
+        "components": TEMPLATE["components"],
+    },
+    ("patch", "/api/templates/{uuid}"): {
+        "category": "UTILITY",
+        "components": TEMPLATE["components"],
     },
     # A bad value inside a contact fails that row, reported by the import (tests/contacts).
     ("patch", "/api/channel"): {"enforce_service_window": True},
@@ -243,6 +294,9 @@ def existing(org_a):
         ),
         "/api/numbers/{uuid}": Number.objects.create(
             organization=org_a, kind="cloud_api", phone_number_id="106540352242998"
+        ),
+        "/api/templates/{uuid}": create_template(
+            organization=org_a, name="order_ready", language="en_US", external_id="1"
         ),
         "/api/campaigns/{uuid}": create_campaign_record(
             organization=org_a, name="c", template={}, phones=[PHONE], rate=1

@@ -185,7 +185,17 @@ def test_a_flows_reply_is_recorded_and_not_matched(webhook_org):
     processed = deliver(webhook_org, envelope(message("interactive", nfm, wam_id="wamid.F1")))
     assert processed.json()["processed"]["messages"] == 1
     chat = Chat.objects.get(wam_id="wamid.F1")
-    assert chat.metadata == {"type": "interactive", "interactive": nfm}
+    # Kept as sent, and its answers parsed in `choice`.
+    assert chat.metadata == {
+        "type": "interactive",
+        "interactive": nfm,
+        "choice": {
+            "type": "nfm_reply",
+            "name": "flow",
+            "title": "Sent",
+            "response": {"flow_token": "t", "rating": "4"},
+        },
+    }
     run_tasks()
     assert sandbox.sent_messages() == []
 

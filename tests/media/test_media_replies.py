@@ -61,7 +61,7 @@ def test_an_unknown_response_type_is_a_400_naming_the_types(api):
 
     assert response.status_code == 400
     assert response.json()["errors"]["response_type"] == [
-        "The response type must be one of: text, image, audio, document, video."
+        "The response type must be one of: text, image, audio, document, video, interactive."
     ]
 
 
@@ -134,6 +134,7 @@ def test_the_admin_form_offers_the_media_types_and_checks_the_url(admin_a):
         "audio",
         "document",
         "video",
+        "interactive",
     ]
 
     refused = admin_a.post(ADD, reply_body(response="https://10.1.2.3/menu.pdf"))
