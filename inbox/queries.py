@@ -8,7 +8,6 @@ the row is missing. A COUNT(*) of 100,000 conversations cost the list's first pa
 than the rest of it. The page is written out for the same reason: the ORM's compiling of
 its joins cost more than running it."""
 
-
 from django.contrib.auth import get_user_model
 from django.db import connection
 
