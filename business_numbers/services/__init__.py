@@ -4,10 +4,12 @@ and the apps above. Another app imports them from here, never from the modules b
 - `numbers`: an organization's numbers (`create_number`, `update_number`,
   `delete_number`) and the default number's settings (`configure_channel`,
   `set_service_window`);
+- `media`: files staff send, put on a number's channel (`upload_media`);
 - `templates`: the templates synced from a number's business account, and a template
   send's checks and text.
 """
 
+from business_numbers.services.media import Uploaded, upload_media
 from business_numbers.services.numbers import (
     NumberConflict,
     configure_channel,
@@ -24,6 +26,7 @@ from business_numbers.services.templates import (
     check_approved,
     check_parameter_count,
     check_template,
+    placeholders,
     rendered_metadata,
     sync_templates,
     synced_template,
@@ -33,6 +36,7 @@ __all__ = [
     "NumberConflict",
     "SyncResult",
     "TemplateNotApproved",
+    "Uploaded",
     "check_approved",
     "check_parameter_count",
     "check_template",
@@ -40,10 +44,12 @@ __all__ = [
     "create_number",
     "delete_number",
     "guard_deletion",
+    "placeholders",
     "rendered_metadata",
     "save_channel",
     "set_service_window",
     "sync_templates",
     "synced_template",
     "update_number",
+    "upload_media",
 ]
