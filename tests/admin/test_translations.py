@@ -29,6 +29,7 @@ SOURCES = [
     "contacts",
     "events",
     "inbound",
+    "inbox",
     "sending",
     "messaging_project",
     "templates",
