@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core import signing
-from django.db.models import Max, OuterRef, Q, Subquery
+from django.db import connection
 from django.utils import timezone
 
 from inbox.models import Note
-from sending.models import SERVICE_WINDOW, Chat, Conversation
+from sending.models import SERVICE_WINDOW, Chat, ChatMedia, Conversation
 
 SALT = "inbox.live"
 TOKEN_AGE = 3600  # seconds
@@ -77,42 +77,48 @@ def etag(watch: Watch) -> str | None:
     return f'"{hashlib.sha256(repr(state).encode()).hexdigest()[:32]}"'
 
 
+# Hand-written: building these through the ORM cost more than running them.
+CONVERSATION_ROW = f"""
+    SELECT c.status, c.assignee_id, c.labels, c.unread, c.last_message_at,
+           c.last_inbound_at > %s,
+           (SELECT n.id FROM {Note._meta.db_table} n
+             WHERE n.conversation_id = c.id ORDER BY n.id DESC LIMIT 1)
+      FROM {Conversation._meta.db_table} c
+     WHERE c.id = %s AND (%s OR c.assignee_id IS NULL OR c.assignee_id = %s)
+"""
+# The organizations' live chats are indexed by (organization, id): one index entry.
+NEWEST_MESSAGE = f"""
+    SELECT max(id) FROM {Chat._meta.db_table} WHERE organization_id = %s AND deleted_at IS NULL
+"""
+LATEST_MESSAGES = f"""
+    SELECT m.id, m.status, f.state, m.deleted_at
+      FROM {Chat._meta.db_table} m
+      LEFT JOIN {ChatMedia._meta.db_table} f ON f.id = m.media_id
+     WHERE m.conversation_id = %s
+     ORDER BY m.id DESC
+     LIMIT {WATCHED_MESSAGES}
+"""
+
+
 def conversation_state(watch: Watch, conversation: int) -> tuple[Any, ...] | None:
-    """Two indexed queries: the conversation's row (its state, the newest message's time
-    and the newest note), then the ticks and media of its latest messages."""
-    visible = Conversation.objects.filter(pk=conversation)
-    if watch.agent:
-        visible = visible.filter(Q(assignee__isnull=True) | Q(assignee_id=watch.user))
-    newest_note = Note.objects.filter(conversation=OuterRef("pk")).order_by("-id").values("id")
-    row = (
-        visible.annotate(newest_note=Subquery(newest_note[:1]))
-        .values_list(
-            "status",
-            "assignee_id",
-            "labels",
-            "unread",
-            "last_message_at",
-            "last_inbound_at",
-            "newest_note",
-        )
-        .first()
-    )
-    if row is None:
-        return None
+    """Two indexed queries: the conversation's row (its state, whether its window is
+    open, the newest message's time and the newest note), then the ticks and media of
+    its latest messages. An agent's watch finds only the unassigned or their own."""
     # The window closes with time alone: the composer changes then too.
-    last_inbound = row[5]
-    window_open = last_inbound is not None and last_inbound + SERVICE_WINDOW > timezone.now()
-    messages = tuple(
-        Chat.objects.filter(conversation_id=conversation)
-        .order_by("-id")
-        .values_list("id", "status", "media__state", "deleted_at")[:WATCHED_MESSAGES]
-    )
-    return (row, window_open, messages)
+    window_start = connection.ops.adapt_datetimefield_value(timezone.now() - SERVICE_WINDOW)
+    with connection.cursor() as cursor:
+        cursor.execute(CONVERSATION_ROW, [window_start, conversation, not watch.agent, watch.user])
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        cursor.execute(LATEST_MESSAGES, [conversation])
+        return (row, tuple(cursor.fetchall()))
 
 
 def list_state(organization: int) -> tuple[Any, ...]:
     """One indexed query: the organization's newest message (a new message moves its
     conversation up the list and adds to its badge). Message times have WhatsApp's
     one-second resolution, so the newest chat's id tells two messages apart instead."""
-    newest = Chat.objects.live().filter(organization_id=organization)
-    return tuple(newest.aggregate(newest=Max("id")).values())
+    with connection.cursor() as cursor:
+        cursor.execute(NEWEST_MESSAGE, [organization])
+        return tuple(cursor.fetchone())

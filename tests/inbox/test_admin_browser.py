@@ -147,8 +147,13 @@ def test_an_agent_answers_a_customer_live_and_a_manager_takes_over(
         "order_update (en_US)"
     )
     wait.until(lambda d: d.find_elements(By.ID, "inbox-template-form"))
+    browser.find_element(By.NAME, "body_1").send_keys("Ada")
+    browser.find_element(By.NAME, "body_2").send_keys("1042")
     browser.execute_script("document.getElementById('inbox-template-form').scrollIntoView()")
     screenshot(browser, "inbox-template.png")
+    browser.find_element(By.CSS_SELECTOR, "#inbox-template-form input[type=submit]").click()
+    live_text("#inbox-timeline", "Hello Ada, your order 1042 is on its way.")
+    assert graph.requests[-1].json["template"]["name"] == "order_update"
 
     # The manager takes it over; the agent no longer sees it.
     log_in("maria")
