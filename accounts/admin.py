@@ -1,8 +1,10 @@
 """The admin site's name, and organizations, API tokens and staff members in the admin.
 
-Organizations and staff members are for superusers only. API tokens are scoped like
-every organization record; they are issued and revoked through accounts.services,
-and neither their digest nor their plaintext is ever shown in a list or a form.
+Organizations and every membership are for superusers only; a manager has the staff
+page of their own organization (`StaffMember`), where they add staff and set roles.
+API tokens are scoped like every organization record; they are issued and revoked
+through accounts.services, and neither their digest nor their plaintext is ever shown
+in a list or a form.
 """
 
 from django import forms
@@ -12,8 +14,8 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts import services
-from accounts.admin_scoping import OrganizationScopedAdmin
-from accounts.models import ApiToken, Membership, Organization
+from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
+from accounts.models import ApiToken, Membership, Organization, Role, StaffMember
 from messaging_project.core.service_admin import ServiceAdmin, adopt
 
 admin.site.site_header = "WhatsApp Business Messaging"
@@ -133,6 +135,9 @@ class StaffMemberForm(forms.ModelForm):
     username = forms.CharField(label=_("Username"), max_length=150)
     password1 = forms.CharField(label=_("Password"), widget=forms.PasswordInput, strip=False)
     password2 = forms.CharField(label=_("Password again"), widget=forms.PasswordInput, strip=False)
+    role = forms.ChoiceField(
+        label=_("role"), choices=Role.choices, initial=Role.MANAGER, required=False
+    )
 
     class Meta:
         model = Membership
@@ -156,8 +161,8 @@ class StaffMemberForm(forms.ModelForm):
 class MembershipAdmin(SuperuserOnlyAdmin):
     """Which organization each staff user manages. Adding one creates the staff user."""
 
-    list_display = ["user", "organization", "user_is_active", "last_login"]
-    list_filter = ["organization"]
+    list_display = ["user", "organization", "role", "user_is_active", "last_login"]
+    list_filter = ["organization", "role"]
     list_select_related = ["user", "organization"]
     search_fields = ["user__username", "organization__name"]
 
@@ -168,8 +173,8 @@ class MembershipAdmin(SuperuserOnlyAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["username", "password1", "password2", "organization"]
-        return ["user", "organization"]
+            return ["username", "password1", "password2", "organization", "role"]
+        return ["user", "organization", "role"]
 
     def get_readonly_fields(self, request, obj=None):
         return ["user"] if obj else []
@@ -194,5 +199,82 @@ class MembershipAdmin(SuperuserOnlyAdmin):
             username=form.cleaned_data["username"],
             organization=form.cleaned_data["organization"],
             password=form.cleaned_data["password1"],
+            role=form.cleaned_data.get("role") or Role.MANAGER,
+        )
+        adopt(obj, user.membership)
+
+
+class NewStaffMemberForm(StaffMemberForm):
+    class Meta:
+        model = StaffMember
+        fields = ["role"]
+
+
+@admin.register(StaffMember)
+class StaffMemberAdmin(OrganizationScopedAdmin):
+    """A manager's page of their organization's staff: adding a member (created with
+    accounts.services.create_staff_user) and setting roles. Managers only (agents get a
+    403, as on every page agent_access does not open); superusers use the memberships'
+    page. A manager cannot change their own role: the organization keeps a manager."""
+
+    list_display = ["user", "role", "user_is_active", "last_login"]
+    list_filter = ["role"]
+    list_select_related = ["user"]
+    search_fields = ["user__username"]
+    ordering = ["user__username"]
+
+    def _manager_of_an_organization(self, request) -> bool:
+        return is_scoped(request) and self.has_manager_permission(request)
+
+    # Roles, not Django's model permissions, decide here: staff created before this page
+    # have none for it.
+    def has_module_permission(self, request):
+        return self._manager_of_an_organization(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._manager_of_an_organization(request)
+
+    def has_add_permission(self, request):
+        return self._manager_of_an_organization(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._manager_of_an_organization(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = NewStaffMemberForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["username", "password1", "password2", "role"]
+        return ["user", "role"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["user", "role"] if obj.user_id == request.user.pk else ["user"]
+
+    @admin.display(description=_("active"), boolean=True)
+    def user_is_active(self, membership):
+        return membership.user.is_active
+
+    @admin.display(description=_("last login"))
+    def last_login(self, membership):
+        return membership.user.last_login
+
+    def save_through_service(self, request, obj, form, change):
+        if change:
+            if "role" in form.changed_data:
+                services.set_staff_role(membership=obj, role=form.cleaned_data["role"])
+            return
+        user = services.create_staff_user(
+            username=form.cleaned_data["username"],
+            organization=staff_organization(request),
+            password=form.cleaned_data["password1"],
+            role=form.cleaned_data.get("role") or Role.MANAGER,
         )
         adopt(obj, user.membership)

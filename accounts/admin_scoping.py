@@ -10,6 +10,12 @@ a missing one. New records get the member's organization; the field is not shown
 Superusers are not scoped: they see every organization's records, with an
 organization column and filter. A staff user without a membership sees nothing.
 
+Roles are enforced here too (docs/inbox.md, "Roles"): each ModelAdmin declares what an
+agent may do on it (`agent_access`: nothing, the default, so that a new page is closed
+to agents until it says otherwise; view and use; or everything). An agent asking for a
+page beyond that gets a 403, whatever links the page shows. Managers and superusers
+may do everything staff can.
+
 Soft-deleted records (those with `deleted_at` set) are left out for everyone, and
 deleting from the admin is the service's soft delete (subclasses say how). A record
 deleted by someone else while its page was open is neither saved back nor deleted
@@ -26,6 +32,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Membership, Organization
+from accounts.roles import is_agent, remember_role
 from messaging_project.core.service_admin import RecordDeleted, ServiceAdmin
 
 _UNSET = object()
@@ -46,6 +53,7 @@ def staff_organization(request) -> Organization | None:
             Membership.objects.select_related("organization").filter(user_id=user.pk).first()
         )
         organization = membership.organization if membership else None
+        remember_role(user, membership.role if membership else None)  # no second look-up
     request._staff_organization = organization
     return organization
 
@@ -85,11 +93,22 @@ class OrganizationRelatedFilter(admin.RelatedFieldListFilter):
         return [(record.pk, str(record)) for record in related]
 
 
+class AgentAccess:
+    """What an agent may do on an admin page: nothing (403), view and use (not add,
+    change or delete), or everything a manager may."""
+
+    NONE = "none"
+    VIEW = "view"
+    ALL = "all"
+
+
 class OrganizationScopedAdmin(ServiceAdmin):
     """The base of every ModelAdmin whose model has an `organization`."""
 
     # One count query per list page instead of two.
     show_full_result_count = False
+    # What an agent may do here (AgentAccess); managers and superusers may do everything.
+    agent_access = AgentAccess.NONE
 
     # Scoping
 
@@ -125,25 +144,39 @@ class OrganizationScopedAdmin(ServiceAdmin):
             kwargs["queryset"] = scoped_queryset(related._default_manager.all(), request)
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
-    # Staff without an organization may do nothing at all.
+    # Staff without an organization may do nothing at all; agents what `agent_access` says.
 
     def _member_or_superuser(self, request) -> bool:
         return not is_scoped(request) or staff_organization(request) is not None
 
+    def _allowed(self, request, *, writes: bool) -> bool:
+        if not self._member_or_superuser(request):
+            return False
+        if not is_agent(request.user):
+            return True
+        return self.agent_access == AgentAccess.ALL or (
+            self.agent_access == AgentAccess.VIEW and not writes
+        )
+
+    def has_manager_permission(self, request) -> bool:
+        """For a page's own views that only managers may open, whatever `agent_access`
+        says of its records (the contacts' import and export, syncing templates)."""
+        return self._member_or_superuser(request) and not is_agent(request.user)
+
     def has_module_permission(self, request):
-        return self._member_or_superuser(request) and super().has_module_permission(request)
+        return self._allowed(request, writes=False) and super().has_module_permission(request)
 
     def has_view_permission(self, request, obj=None):
-        return self._member_or_superuser(request) and super().has_view_permission(request, obj)
+        return self._allowed(request, writes=False) and super().has_view_permission(request, obj)
 
     def has_add_permission(self, request):
-        return self._member_or_superuser(request) and super().has_add_permission(request)
+        return self._allowed(request, writes=True) and super().has_add_permission(request)
 
     def has_change_permission(self, request, obj=None):
-        return self._member_or_superuser(request) and super().has_change_permission(request, obj)
+        return self._allowed(request, writes=True) and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        return self._member_or_superuser(request) and super().has_delete_permission(request, obj)
+        return self._allowed(request, writes=True) and super().has_delete_permission(request, obj)
 
     # The organization: hidden from staff, a filter and a column for superusers.
 

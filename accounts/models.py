@@ -138,3 +138,13 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.organization}"
+
+
+class StaffMember(Membership):
+    """A membership as a manager sees it in the admin: their organization's staff, whose
+    roles they set (superusers manage every membership on its own page)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("staff member")
+        verbose_name_plural = _("staff members")

@@ -19,6 +19,12 @@ def staff_role(user) -> str | None:
     return role
 
 
+def remember_role(user, role: str | None) -> None:
+    """Keep a role read with the membership for another purpose (the admin's scoping
+    reads the membership on every page): staff_role then needs no query."""
+    user._staff_role = role if user.is_active and user.is_staff else None
+
+
 def is_manager(user) -> bool:
     """Superusers and managers: the operators' and settings' pages are theirs."""
     if not user.is_active:

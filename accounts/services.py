@@ -17,7 +17,15 @@ from accounts.models import ApiToken, Membership, Organization, Role
 # last_used_at is refreshed at most this often, so a busy token is not a write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 # Apps whose records staff members manage in the admin.
-STAFF_APPS = ("contacts", "canned_replies", "business_numbers", "sending", "campaigns", "events")
+STAFF_APPS = (
+    "contacts",
+    "canned_replies",
+    "business_numbers",
+    "sending",
+    "campaigns",
+    "events",
+    "inbox",
+)
 
 
 class NotFound(ObjectDoesNotExist):
@@ -101,6 +109,17 @@ def authenticate_token(token: str) -> ApiToken | None:
 
 
 @transaction.atomic
+def set_staff_role(*, membership: Membership, role: str) -> Membership:
+    """A staff member's new role (manager or agent)."""
+    if role not in Role.values:
+        unknown = gettext_noop("Unknown role %(role)r: use one of %(roles)s.")
+        params = {"role": role, "roles": ", ".join(Role.values)}
+        raise ValidationError({"role": [ValidationError(unknown, params=params)]})
+    Membership.objects.filter(pk=membership.pk).update(role=role)
+    membership.role = role
+    return membership
+
+
 def create_staff_user(
     *, username: str, organization: Organization, password: str, role: str = Role.MANAGER
 ):

@@ -29,6 +29,7 @@ from bench import (
     contacts_import,
     events,
     fairness,
+    inbox,
     instructions,
     media,
     send,
@@ -48,6 +49,7 @@ SCENARIOS = {
     "backlog": backlog.run,
     "account_news": account_news.run,
     "contacts_import": contacts_import.run,
+    "inbox": inbox.run,
 }
 EXTRA = {"instructions": instructions.run}
 

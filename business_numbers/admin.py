@@ -25,7 +25,12 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin import OrganizationAdmin
-from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
+from accounts.admin_scoping import (
+    AgentAccess,
+    OrganizationScopedAdmin,
+    is_scoped,
+    staff_organization,
+)
 from accounts.models import Organization
 from business_numbers import services
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
@@ -138,6 +143,7 @@ def sync_organization(organization) -> tuple[str, int]:
 
 @admin.register(MessageTemplate)
 class MessageTemplateAdmin(ReadOnlyAdmin):
+    agent_access = AgentAccess.VIEW  # agents send them, not sync them
     list_display = ["name", "language", "category", "status", "quality", "updated_at"]
     list_filter = ["status", "category", "language"]
     search_fields = ["name"]
@@ -171,14 +177,18 @@ class MessageTemplateAdmin(ReadOnlyAdmin):
     def changelist_view(self, request, extra_context=None):
         # The button syncs the staff member's organization; superusers use the
         # action on organizations instead.
-        extra_context = {**(extra_context or {}), "can_sync": is_scoped(request)}
+        extra_context = {
+            **(extra_context or {}),
+            "can_sync": is_scoped(request) and self.has_manager_permission(request),
+        }
         return super().changelist_view(request, extra_context)
 
     def sync_view(self, request):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         organization = staff_organization(request)
-        if organization is None or not self.has_view_permission(request):
+        may_sync = self.has_view_permission(request) and self.has_manager_permission(request)
+        if organization is None or not may_sync:
             raise PermissionDenied
         text, level = sync_organization(organization)
         self.message_user(request, text, level)

@@ -10,7 +10,12 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
+from accounts.admin_scoping import (
+    AgentAccess,
+    OrganizationScopedAdmin,
+    is_scoped,
+    staff_organization,
+)
 from accounts.models import Organization
 from canned_replies import services
 from canned_replies.matching import find_reply
@@ -59,6 +64,7 @@ class TestMessageForm(forms.Form):
 
 @admin.register(CannedReply)
 class CannedReplyAdmin(OrganizationScopedAdmin):
+    agent_access = AgentAccess.VIEW  # agents use them (and test a message), not edit
     form = CannedReplyForm
     fields = ["organization", "name", "trigger", "match_criteria", "response_type", "response"]
     list_display = ["name", "trigger", "match_criteria", "response_preview", "updated_at"]

@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import (
+    AgentAccess,
     OrganizationRelatedFilter,
     OrganizationScopedAdmin,
     is_scoped,
@@ -98,6 +99,7 @@ class ContactForm(forms.ModelForm):
 
 @admin.register(Contact)
 class ContactAdmin(OrganizationScopedAdmin):
+    agent_access = AgentAccess.ALL  # but not the import and export (below)
     form = ContactForm
     fieldsets = [
         (
@@ -203,6 +205,7 @@ class ContactGroupForm(forms.ModelForm):
 
 @admin.register(ContactGroup)
 class ContactGroupAdmin(OrganizationScopedAdmin):
+    agent_access = AgentAccess.ALL
     form = ContactGroupForm
     list_display = ["name", "contact_count", "created_at"]
     search_fields = ["name"]
@@ -296,7 +299,9 @@ class ContactImportForm(forms.Form):
 def import_contacts_view(model_admin: "ContactAdmin", request):
     """Upload a file: read and checked here, imported by the same task as the API's, then
     the import's progress page."""
-    if not model_admin.has_add_permission(request):
+    if not (
+        model_admin.has_add_permission(request) and model_admin.has_manager_permission(request)
+    ):
         raise PermissionDenied
     scoped = is_scoped(request)
     organization = staff_organization(request)
@@ -335,7 +340,9 @@ def import_contacts_view(model_admin: "ContactAdmin", request):
 def export_contacts_view(model_admin: "ContactAdmin", request):
     """Every live contact of the staff member's organization (a superuser names one with
     ?organization=ID), streamed as the API's export is."""
-    if not model_admin.has_view_permission(request):
+    if not (
+        model_admin.has_view_permission(request) and model_admin.has_manager_permission(request)
+    ):
         raise PermissionDenied
     if is_scoped(request):
         organization = staff_organization(request)

@@ -43,6 +43,8 @@ class Event(models.TextChoices):
     WEBHOOK_DISABLED = "webhook.disabled", _("Webhook endpoint turned off")
     TEMPLATE_STATUS_UPDATE = "template.status.update", _("Template status update")
     CHANNEL_UPDATED = "channel.updated", _("Channel updated")
+    CONVERSATION_CREATED = "conversation.created", _("Conversation created")
+    CONVERSATION_UPDATED = "conversation.updated", _("Conversation updated")
 
 
 class Format(models.TextChoices):

@@ -145,6 +145,7 @@ INSTALLED_APPS = [
     "sending",
     "inbound",
     "campaigns",
+    "inbox",
     "events",
     # Background work. After the worker app, whose `db_worker` command (with heartbeats,
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.

@@ -29,6 +29,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("business_numbers.api.urls")),
     path("", include("sending.api.urls")),
     path("", include("campaigns.api.urls")),
+    path("", include("inbox.api.urls")),
     path("", include("events.api.urls")),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.
     re_path(r"^.*$", not_found),

@@ -5,7 +5,9 @@ the conversations they belong to, their status events, auto-replies and media.
 """
 
 import uuid
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -53,10 +55,23 @@ class ChatSource(models.TextChoices):
     BUSINESS_APP = "business_app", pgettext_lazy("message source", "WhatsApp Business app")
 
 
+class ConversationStatus(models.TextChoices):
+    OPEN = "open", pgettext_lazy("conversation status", "open")
+    PENDING = "pending", pgettext_lazy("conversation status", "pending")
+    RESOLVED = "resolved", pgettext_lazy("conversation status", "resolved")
+
+
+# WhatsApp's customer-service window: free-form messages for 24 hours after the
+# customer's last message.
+SERVICE_WINDOW = timedelta(hours=24)
+
+
 class Conversation(models.Model):
     """One contact's messages with one of the organization's numbers: every chat of the
     pair belongs to it. Created with the pair's first chat (sending/services/
-    conversations.py), in the same transaction."""
+    conversations.py), in the same transaction, and moved by every chat in the same
+    statement: an inbound message opens it and counts as unread (docs/inbox.md).
+    Staff change its status, assignee and labels through inbox/services.py."""
 
     uuid = models.UUIDField(_("uuid"), default=uuid.uuid4, unique=True, editable=False)
     organization = models.ForeignKey(
@@ -68,6 +83,29 @@ class Conversation(models.Model):
     number = models.ForeignKey(
         Number, on_delete=models.RESTRICT, related_name="conversations", verbose_name=_("number")
     )
+    status = models.CharField(
+        _("status"),
+        max_length=16,
+        choices=ConversationStatus.choices,
+        default=ConversationStatus.OPEN,
+        db_default=ConversationStatus.OPEN,
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_conversations",
+        verbose_name=_("assignee"),
+    )
+    labels = models.JSONField(_("labels"), default=list, db_default=[], blank=True)
+    # Inbound messages since staff last read it.
+    unread = models.PositiveIntegerField(_("unread"), default=0, db_default=0)
+    last_message_at = models.DateTimeField(_("last message at"), null=True, blank=True)
+    last_inbound_at = models.DateTimeField(_("last inbound message at"), null=True, blank=True)
+    # When its status last changed (by staff, or an inbound message reopening it): the
+    # upsert tells a reopening from it (sending/queries.py).
+    status_changed_at = models.DateTimeField(_("status changed at"), null=True, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
@@ -77,9 +115,22 @@ class Conversation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["contact", "number"], name="unique_conversation")
         ]
+        indexes = [
+            # The inbox's list: an organization's conversations, newest message first.
+            models.Index(
+                fields=["organization", "-last_message_at", "-id"], name="conversations_by_time"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.contact} / {self.number}"
+
+    @property
+    def window_expires_at(self) -> datetime | None:
+        """The end of the customer-service window: 24 hours after the last inbound message."""
+        if self.last_inbound_at is None:
+            return None
+        return self.last_inbound_at + SERVICE_WINDOW
 
 
 class Chat(OrganizationRecord):
@@ -95,7 +146,11 @@ class Chat(OrganizationRecord):
         Number, on_delete=models.RESTRICT, related_name="chats", verbose_name=_("number")
     )
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="chats", verbose_name=_("conversation")
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="chats",
+        verbose_name=_("conversation"),
+        db_index=False,  # the index (conversation, id) below serves it
     )
     type = models.CharField(
         _("type"), max_length=16, choices=ChatType.choices, default=ChatType.OUTBOUND
@@ -142,6 +197,11 @@ class Chat(OrganizationRecord):
         ]
         indexes = [
             models.Index(fields=["organization", "id"], condition=LIVE, name="live_chats"),
+            # A conversation's messages, newest first (the inbox), and its foreign key;
+            # `deleted_at` held too, so that a page and its count read the index alone.
+            models.Index(
+                fields=["conversation", "id"], include=["deleted_at"], name="conversation_chats"
+            ),
             # The customer-service window: a contact's latest inbound message.
             models.Index(
                 fields=["contact", "created_at"],

@@ -1,8 +1,12 @@
-"""Sending's hand-written SQL: the auto-replies' claim and load, the statuses kept
-aside for a chat not yet recorded, and the locks on message ids. Each statement says
-what earns it its place beside the ORM; every one runs on PostgreSQL in the suite."""
+"""Sending's hand-written SQL: the conversations' upsert, the auto-replies' claim and
+load, the statuses kept aside for a chat not yet recorded, and the locks on message ids.
+Each statement says what earns it its place beside the ORM; every one runs on
+PostgreSQL in the suite."""
 
 import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
 from django.utils import timezone
@@ -12,11 +16,113 @@ from business_numbers.models import Number
 from canned_replies.models import CannedReply
 from contacts.models import Contact
 from messaging_project.core import rows
-from sending.models import AutoReply, AutoReplyState, Chat, ChatStatusEvent
+from sending.models import (
+    AutoReply,
+    AutoReplyState,
+    Chat,
+    ChatStatusEvent,
+    Conversation,
+    ConversationStatus,
+)
 
 # The run that claimed a reply records its end even if another run marked it unknown
 # meanwhile (a worker thought dead that was only slow): it knows what happened.
 OWNED = [AutoReplyState.SENDING, AutoReplyState.UNKNOWN]
+
+
+# The conversations of a batch of chats, found or made, and moved by the chats, in one
+# statement (the ORM's upsert sets columns only to the values offered; here the unread
+# count adds up, the times keep the latest, and an inbound message reopens). A row
+# offered with `unread` above zero carries new inbound messages. The row's lock, taken
+# by the upsert, orders it with staff's changes (inbox/services.py). `status_changed_at`
+# set to this statement's moment tells a reopening (`status_changed_at = %s`, returned).
+CONVERSATION = Conversation._meta.db_table
+OPEN = ConversationStatus.OPEN.value
+UPSERT_CONVERSATIONS = f"""
+    INSERT INTO {CONVERSATION}
+        (uuid, organization_id, contact_id, number_id, status, labels, unread,
+         last_message_at, last_inbound_at, status_changed_at, created_at)
+    VALUES {{rows}}
+    ON CONFLICT (contact_id, number_id) DO UPDATE SET
+        unread = {CONVERSATION}.unread + excluded.unread,
+        status = CASE WHEN excluded.unread > 0 THEN '{OPEN}' ELSE {CONVERSATION}.status END,
+        status_changed_at = CASE
+            WHEN excluded.unread > 0 AND {CONVERSATION}.status <> '{OPEN}'
+            THEN excluded.created_at ELSE {CONVERSATION}.status_changed_at END,
+        last_message_at = CASE
+            WHEN {CONVERSATION}.last_message_at IS NULL
+                OR excluded.last_message_at > {CONVERSATION}.last_message_at
+            THEN excluded.last_message_at ELSE {CONVERSATION}.last_message_at END,
+        last_inbound_at = CASE
+            WHEN excluded.last_inbound_at IS NULL THEN {CONVERSATION}.last_inbound_at
+            WHEN {CONVERSATION}.last_inbound_at IS NULL
+                OR excluded.last_inbound_at > {CONVERSATION}.last_inbound_at
+            THEN excluded.last_inbound_at ELSE {CONVERSATION}.last_inbound_at END
+    RETURNING {{columns}}, status_changed_at = %s
+"""  # noqa: S608
+UPSERT_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', %s, %s, %s, %s, %s)"
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What one pair's chats of a batch bring to its conversation."""
+
+    contact_id: int
+    number_id: int
+    unread: int  # new inbound messages
+    last_message_at: datetime
+    last_inbound_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Upserted:
+    conversation: Conversation
+    created: bool
+    reopened: bool
+
+
+def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[Upserted]:
+    """UPSERT_CONVERSATIONS for `offered` (in the order given: the rows are locked in
+    it), each conversation as it is after the statement."""
+    now = timezone.now()
+    fields = {f.attname: f for f in Conversation._meta.concrete_fields}
+
+    def prepared(name: str, value):
+        return fields[name].get_db_prep_value(value, connection, prepared=False)
+
+    proposed = {}
+    params: list = []
+    for pair in offered:
+        new_uuid = uuid.uuid4()
+        proposed[(pair.contact_id, pair.number_id)] = prepared("uuid", new_uuid)
+        params += [
+            proposed[(pair.contact_id, pair.number_id)],
+            organization_id,
+            pair.contact_id,
+            pair.number_id,
+            pair.unread,
+            prepared("last_message_at", pair.last_message_at),
+            prepared("last_inbound_at", pair.last_inbound_at),
+            prepared("status_changed_at", now),
+            prepared("created_at", now),
+        ]
+    params.append(prepared("status_changed_at", now))
+    sql = UPSERT_CONVERSATIONS.format(
+        rows=", ".join([UPSERT_ROW] * len(offered)),
+        columns=", ".join(f.column for f in Conversation._meta.concrete_fields),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        returned = cursor.fetchall()
+    upserted = []
+    for row in returned:
+        conversation = rows.instance(Conversation, connection, row[:-1])
+        created = (
+            prepared("uuid", conversation.uuid)
+            == proposed[(conversation.contact_id, conversation.number_id)]
+        )
+        upserted.append(Upserted(conversation, created, bool(row[-1]) and not created))
+    return upserted
 
 
 # Locks on message ids for the rest of the transaction: the ORM has no advisory locks.

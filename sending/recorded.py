@@ -1,4 +1,5 @@
-"""What sending recorded, told to the apps above it: messages in, messages out, statuses.
+"""What sending recorded, told to the apps above it: messages in and out, conversations
+created or reopened, statuses.
 
 One explicit registry (docs/architecture.md): an app above sending (campaigns, and the
 inbox and analytics that come next) registers a listener for a kind of record in its
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from accounts.models import Organization
-    from sending.models import Chat
+    from sending.models import Chat, Conversation
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,16 @@ class MessagesOut:
     (accepted or failed), or from the WhatsApp Business app (`source`)."""
 
     chats: "list[Chat]"
+
+
+@dataclass(frozen=True)
+class ConversationsChanged:
+    """Conversations of one organization that chats just recorded created, or reopened
+    (an inbound message to a `resolved` or `pending` one), each as it is now; announced
+    before those chats are inserted, in their transaction."""
+
+    created: "list[Conversation]"
+    reopened: "list[Conversation]"
 
 
 @dataclass(frozen=True)
@@ -53,8 +64,8 @@ class StatusesKept:
     updates: list[Any]
 
 
-Record = MessagesIn | MessagesOut | StatusesRecorded | StatusesKept
-R = TypeVar("R", MessagesIn, MessagesOut, StatusesRecorded, StatusesKept)
+Record = MessagesIn | MessagesOut | ConversationsChanged | StatusesRecorded | StatusesKept
+R = TypeVar("R", MessagesIn, MessagesOut, ConversationsChanged, StatusesRecorded, StatusesKept)
 
 LISTENERS: dict[type, list[Callable[[Any], None]]] = {}
 

@@ -302,7 +302,8 @@ def record_past_message(
             source=ChatSource.BUSINESS_APP if outbound else ChatSource.CUSTOMER,
             sent_at=sent_at,
             metadata=metadata,
-        )
+        ),
+        past=True,  # neither reopens its conversation nor counts as unread
     )
     summary.imported += 1
     counts.add(sent_at)

@@ -8,9 +8,11 @@ the apps above (campaigns).
 - `statuses`, `media`, `events`: statuses stored and chats moved forward
   (`store_statuses`), inbound media downloads, and the events they emit (the webhook's
   parsing is the `inbound` app's);
-- `conversations`: the conversation of a contact and a number, created with its first chat;
+- `conversations`: the conversation of a contact and a number, created with its first chat
+  and moved by every chat after;
 - `payloads`: the Cloud API's message payloads;
-- `refusals`: sends refused before the channel is called (`ServiceWindowClosed`);
+- `refusals`: sends refused before the channel is called (`ServiceWindowClosed`, with
+  `CONVERSATION_WINDOW` for a conversation's send);
 - `settlement`: sends whose outcome is unknown, settled by their status webhooks
   (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`).
 
@@ -23,13 +25,14 @@ app imports them from `sending.services`, never from the modules behind it.
 from sending.services.bulk import Outcome, TemplateSend, prepare_template_send, record_answers
 from sending.services.chats import SendFailed, SendNotRecorded
 from sending.services.conversations import insert_chat
-from sending.services.refusals import ServiceWindowClosed
+from sending.services.refusals import CONVERSATION_WINDOW, ServiceWindowClosed
 from sending.services.routing import FROM_UNKNOWN, Route, route
 from sending.services.send import SendResult, send_media, send_message, send_template
 from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
 from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
 __all__ = [
+    "CONVERSATION_WINDOW",
     "FROM_UNKNOWN",
     "Route",
     "Outcome",

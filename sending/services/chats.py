@@ -18,6 +18,7 @@ from business_numbers.gateway import FailureKind, GatewayError
 from business_numbers.models import Number
 from contacts.models import Contact
 from events.models import Event
+from events.services import event_batch
 from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
@@ -96,7 +97,9 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
         return []
 
     def insert() -> list[Chat]:
-        with transaction.atomic():
+        # A batch (events.services): the endpoints looked up once for the conversations
+        # made and the messages sent.
+        with event_batch():
             hold_message_ids(chats[0].organization_id, [chat.wam_id for chat in chats])
             for chat in chats:
                 # A rolled-back attempt's may not exist; with_conversations sets it again.
@@ -170,7 +173,7 @@ def record(
 
     def insert() -> Chat:
         try:
-            with transaction.atomic():
+            with event_batch():  # as record_accepted's
                 # Statuses Meta posted before this insert were kept aside: take them in
                 # the same transaction, holding the id against a webhook storing more.
                 hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
@@ -272,10 +275,11 @@ def record_failure(
     wam_id: str | None = None,
     chat_uuid: uuid.UUID | None = None,
     then: Callable[[Chat], None] | None = None,
+    created_by: int = 0,
 ) -> Chat:
     """The failed chat of a send; `wam_id` when the channel gave the failed message an id,
     `chat_uuid` the uuid its message named (its callback data), `then(chat)` in the
-    transaction that records it."""
+    transaction that records it, `created_by` the staff member who sent it."""
     # Code and message have their columns; the rest of Graph's error object goes here.
     details = {
         "type": error.type,
@@ -296,6 +300,7 @@ def record_failure(
         error_code=error.code,
         error_title=error.message,
         error_details=details,
+        created_by=created_by,
     )
     if chat_uuid is not None:
         chat.uuid = chat_uuid

@@ -1,44 +1,77 @@
-"""The conversation of a contact and a number: created with the pair's first chat.
+"""The conversation of a contact and a number: created with the pair's first chat, and
+moved by every chat after.
 
 Every chat is recorded with its conversation (`with_conversations`, called just before
-the insert, in the recording transaction): one upsert (INSERT ... ON CONFLICT DO UPDATE
-... RETURNING) finds or creates the conversations of a batch in one statement, and two
-transactions creating the same pair at once both end with the one row. The conversation's
-row is where its state changes with each chat (docs/numbers.md).
+the insert, in the recording transaction): one upsert (sending/queries.py) finds or
+creates the conversations of a batch and moves them in the same statement: each chat
+brings its time (`last_message_at`), and an inbound message opens the conversation
+(a `resolved` or `pending` one reopens), counts as unread and moves `last_inbound_at`.
+Nothing outbound changes the status or the unread count. Two transactions creating the
+same pair at once both end with the one row. New and reopened conversations are
+announced (sending.recorded.ConversationsChanged): the inbox emits their events.
 """
 
-from sending.models import Chat, ChatType, Conversation
-from sending.recorded import MessagesIn, MessagesOut, announce
+from datetime import datetime
+
+from django.utils import timezone
+
+from sending.models import Chat, ChatType
+from sending.queries import Offered, upsert_conversations
+from sending.recorded import ConversationsChanged, MessagesIn, MessagesOut, announce
 
 
-def insert_chat(chat: Chat) -> Chat:
+def insert_chat(chat: Chat, *, past: bool = False) -> Chat:
     """Insert a chat the webhook brought (a message received, a Business app echo, a past
     message) with its conversation, and tell the apps that listen (sending.recorded), in
-    the caller's transaction. A message id the organization has is an IntegrityError."""
-    with_conversations([chat])
+    the caller's transaction. `past`: imported history, which neither reopens nor counts
+    as unread. A message id the organization has is an IntegrityError."""
+    with_conversations([chat], past=past)
     chat.save(force_insert=True)
     announce(MessagesIn([chat]) if chat.type == ChatType.INBOUND else MessagesOut([chat]))
     return chat
 
 
-def with_conversations(chats: list[Chat]) -> None:
+def message_time(chat: Chat, now: datetime) -> datetime:
+    """When a chat's message was written: WhatsApp's time when it gave one (history), never
+    later than now (a clock ahead must not hold the window open)."""
+    return min(chat.sent_at, now) if chat.sent_at is not None else now
+
+
+def with_conversations(chats: list[Chat], *, past: bool = False) -> None:
     """Set the conversation of each unsaved chat (contact and number set), creating those
-    that do not exist yet: one statement, in pair order (so that concurrent batches lock
-    their conversations in one order)."""
-    pairs = {(chat.contact_id, chat.number_id) for chat in chats if chat.conversation_id is None}
-    if not pairs:
+    that do not exist yet and moving them all: one statement, in pair order (so that
+    concurrent batches lock their conversations in one order). `past`: the chats are
+    imported history (no reopening, nothing unread)."""
+    waiting = [chat for chat in chats if chat.conversation_id is None]
+    if not waiting:
         return
-    organization_id = chats[0].organization_id
-    upserted = Conversation.objects.bulk_create(
-        [
-            Conversation(organization_id=organization_id, contact_id=contact, number_id=number)
-            for contact, number in sorted(pairs)
-        ],
-        update_conflicts=True,
-        unique_fields=["contact", "number"],
-        update_fields=["organization"],  # unchanged: the row is returned whether new or not
-    )
-    found = {(c.contact_id, c.number_id): c for c in upserted}
-    for chat in chats:
-        if chat.conversation_id is None:
-            chat.conversation = found[(chat.contact_id, chat.number_id)]
+    now = timezone.now()
+    pairs: dict[tuple[int, int], list[Chat]] = {}
+    for chat in waiting:
+        pairs.setdefault((chat.contact_id, chat.number_id), []).append(chat)
+    offered = []
+    for (contact_id, number_id), pair_chats in sorted(pairs.items()):
+        inbound = [message_time(c, now) for c in pair_chats if c.type == ChatType.INBOUND]
+        offered.append(
+            Offered(
+                contact_id=contact_id,
+                number_id=number_id,
+                unread=0 if past else len(inbound),
+                last_message_at=max(message_time(c, now) for c in pair_chats),
+                last_inbound_at=max(inbound) if inbound else None,
+            )
+        )
+    upserted = upsert_conversations(waiting[0].organization_id, offered)
+    found = {(u.conversation.contact_id, u.conversation.number_id): u for u in upserted}
+    for chat in waiting:
+        conversation = found[(chat.contact_id, chat.number_id)].conversation
+        # The chat's contact and number, loaded already, serve its conversation too.
+        if Chat.contact.is_cached(chat):
+            conversation.contact = chat.contact
+        if Chat.number.is_cached(chat):
+            conversation.number = chat.number
+        chat.conversation = conversation
+    created = [u.conversation for u in upserted if u.created]
+    reopened = [u.conversation for u in upserted if u.reopened]
+    if created or reopened:
+        announce(ConversationsChanged(created=created, reopened=reopened))

@@ -4,18 +4,19 @@ business_numbers.services). WhatsApp would refuse it; refusing here spares the c
 Nothing is recorded for it.
 """
 
-from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
 
 from accounts.models import Organization
 from business_numbers.models import Number
-from sending.models import Chat, ChatType
+from sending.models import SERVICE_WINDOW, Chat, ChatType
 
 # WhatsApp's own code for a free-form message outside the window.
 OUTSIDE_WINDOW_CODE = 131047
-SERVICE_WINDOW = timedelta(hours=24)
+ENFORCED = "The organization enforces the 24-hour customer-service window."
+# A conversation's sends keep to the window whatever the organization's setting.
+CONVERSATION_WINDOW = "The conversation's 24-hour customer-service window is closed."
 
 
 class ServiceWindowClosed(Exception):
@@ -28,8 +29,9 @@ class ServiceWindowClosed(Exception):
         "replied to this number; only a template message can be sent."
     )
 
-    def __init__(self) -> None:
+    def __init__(self, details: str = ENFORCED) -> None:
         super().__init__(self.message)
+        self.details = details
 
     @property
     def channel_error(self) -> dict[str, Any]:
@@ -37,7 +39,7 @@ class ServiceWindowClosed(Exception):
             "code": self.code,
             "type": "service_window",
             "message": self.message,
-            "details": "The organization enforces the 24-hour customer-service window.",
+            "details": self.details,
             "fbtrace_id": None,
         }
 

@@ -81,6 +81,7 @@ def send_message(
     reply_to: str | None = None,
     chat_uuid: uuid.UUID | None = None,
     sender: Number | str | None = None,
+    created_by: int = 0,
 ) -> SendResult:
     """A text message, or with buttons an interactive reply-button message.
 
@@ -93,7 +94,8 @@ def send_message(
     transaction that records it (an auto-reply's end: one commit fewer). Without
     `contact`, a ServiceWindowClosed when the organization enforces the window and the
     number has not written in 24 hours. `chat_uuid`: as `deliver` takes it; `sender`:
-    the number it goes from (the API's `from`, docs/numbers.md), else chosen by `route`.
+    the number it goes from (the API's `from`, docs/numbers.md), else chosen by `route`;
+    `created_by`: the staff member who sent it (0: the API or the service itself).
     """
     way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
     if contact is None:
@@ -124,6 +126,7 @@ def send_message(
         recorded=recorded,
         way=way,
         chat_uuid=chat_uuid,
+        created_by=created_by,
     )
 
 
@@ -158,14 +161,17 @@ def send_template(
     known_template: MessageTemplate | None | object = LOOK_UP,
     reply_to: str | None = None,
     sender: Number | str | None = None,
+    contact: Contact | None = None,
+    created_by: int = 0,
 ) -> SendResult:
     """A template message; `template` is `{name, language: {code}, components?}` as the API got it.
 
     When the template is known locally its body parameters are counted (a mismatch
     is a ValidationError, before anything is sent) and the chat keeps the rendered text.
-    `known_template`: what known_template() gave a caller that sends it many times.
+    `known_template`: what known_template() gave a caller that sends it many times;
+    `contact`, `created_by` as send_message takes them.
     """
-    way = route(organization, sender=sender, phone=phone, reply_to=reply_to)
+    way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
     known = (
         synced_template(way.number, template)
         if known_template is LOOK_UP
@@ -180,8 +186,10 @@ def send_template(
         payload=payload,
         metadata=metadata,
         new_contact=new_contact,
+        contact=contact,
         before_send=before_send,
         way=way,
+        created_by=created_by,
     )
 
 
@@ -217,6 +225,7 @@ def send_media(
     reply_to: str | None = None,
     chat_uuid: uuid.UUID | None = None,
     sender: Number | str | None = None,
+    created_by: int = 0,
 ) -> SendResult:
     """A media message by link (image, document, audio, video, sticker).
 
@@ -224,7 +233,7 @@ def send_media(
     a public http(s) URL, a caption only where Meta takes one). `new_contact` holds the
     names and email a contact created for the number gets. Without `contact`, the
     service window is checked as send_message checks it. `chat_uuid`: as `deliver`
-    takes it; `sender` as send_message takes it.
+    takes it; `sender`, `created_by` as send_message takes them.
     """
     way = route(organization, sender=sender, phone=phone, contact=contact, reply_to=reply_to)
     if contact is None:
@@ -248,6 +257,7 @@ def send_media(
         recorded=recorded,
         way=way,
         chat_uuid=chat_uuid,
+        created_by=created_by,
     )
 
 
@@ -264,12 +274,14 @@ def deliver(
     before_send: Callable[[], None] | None = None,
     recorded: Callable[[Chat], None] | None = None,
     chat_uuid: uuid.UUID | None = None,
+    created_by: int = 0,
 ) -> SendResult:
     """`before_send`, when given, is called just before the channel is: a campaign waits
     there for its turn at the number's rate (campaigns/pacing.py). `recorded`, with the
     accepted chat, in the transaction that records it. `way`: the number it goes from and
     the message it answers (`route`). `chat_uuid`: the uuid the chat is recorded under
-    (an auto-reply's, known before the call); a new one when not given."""
+    (an auto-reply's, known before the call); a new one when not given. `created_by`:
+    the staff member who sent it, kept on the chat, failed or not."""
     number, answered = way.number, way.answered
     gateway = gateway_for(number)  # ChannelNotConfigured before any contact is made
     if answered is not None:
@@ -299,6 +311,7 @@ def deliver(
             metadata=metadata,
             error=error,
             chat_uuid=chat_uuid,
+            created_by=created_by,
             # No answer: WhatsApp may have it, and its statuses may have come already.
             then=settle_from_kept if error.may_have_been_sent else None,
         )
@@ -317,6 +330,7 @@ def deliver(
             error=answer_error,
             wam_id=wam_id,
             chat_uuid=chat_uuid,
+            created_by=created_by,
         )
         raise SendFailed(error=answer_error, chat=failed)
     chat = accepted_chat(
@@ -327,6 +341,7 @@ def deliver(
         message=message,
     )
     chat.uuid = chat_uuid
+    chat.created_by = created_by
     try:
         chat = record(chat, then=recorded)
     except IntegrityError:
@@ -340,6 +355,7 @@ def deliver(
             metadata=metadata,
             error=answer_error,
             chat_uuid=chat_uuid,
+            created_by=created_by,
         )
         raise SendFailed(error=answer_error, chat=failed) from None
     count_send("accepted", 200)

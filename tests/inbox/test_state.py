@@ -1,0 +1,181 @@
+"""What moves a conversation (docs/inbox.md): an inbound message opens it (a resolved or
+pending one reopens) and counts as unread; nothing outbound changes its status or unread
+count; imported history does neither. The change is made by the upsert that finds or
+makes the conversation, in the chat's transaction, and emits its events."""
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from events.models import Emission
+from inbox import services
+from sending.models import Chat, Conversation, ConversationStatus
+from tests.inbound.conftest import deliver
+from tests.inbound.test_conversation import conversation, receiving
+from tests.inbox.conftest import CUSTOMER, conversation_of, writes
+
+pytestmark = pytest.mark.django_db
+
+
+def events() -> list[dict]:
+    return [json.loads(emission.body) for emission in Emission.objects.order_by("id")]
+
+
+def kinds() -> list[str]:
+    return [event["type"] for event in events()]
+
+
+def test_the_first_inbound_message_makes_an_open_unread_conversation(inbox_org, listening):
+    before = timezone.now().replace(microsecond=0)
+    writes(inbox_org)
+
+    found = conversation_of(inbox_org)
+    assert found.status == ConversationStatus.OPEN
+    assert found.unread == 1
+    assert found.assignee is None and found.labels == []
+    assert before <= found.last_inbound_at <= timezone.now()
+    assert found.last_message_at == found.last_inbound_at
+    assert found.window_expires_at == found.last_inbound_at + timedelta(hours=24)
+    assert Chat.objects.get().conversation_id == found.pk
+    assert kinds() == ["contact.created", "conversation.created", "message.received"]
+    created = events()[1]["data"]
+    assert created["uuid"] == str(found.uuid)
+    assert created["status"] == "open" and created["unread"] == 1
+    assert created["contact"]["phone"] == CUSTOMER
+
+
+def test_each_inbound_message_adds_one_unread(inbox_org):
+    writes(inbox_org, "one")
+    writes(inbox_org, "two")
+    writes(inbox_org, "three")
+
+    assert conversation_of(inbox_org).unread == 3
+    assert Conversation.objects.count() == 1
+
+
+def test_an_inbound_message_reopens_a_resolved_conversation(inbox_org, listening):
+    writes(inbox_org)
+    found = conversation_of(inbox_org)
+    services.mark_read(conversation=found)
+    services.update_conversation(conversation=found, status=ConversationStatus.RESOLVED)
+    Emission.objects.all().delete()
+
+    writes(inbox_org, "Me again")
+
+    found = conversation_of(inbox_org)
+    assert found.status == ConversationStatus.OPEN
+    assert found.unread == 1
+    assert kinds() == ["conversation.updated", "message.received"]
+    assert events()[0]["data"]["status"] == "open"
+
+
+def test_a_pending_conversation_reopens_too(inbox_org):
+    writes(inbox_org)
+    services.update_conversation(
+        conversation=conversation_of(inbox_org), status=ConversationStatus.PENDING
+    )
+
+    writes(inbox_org, "Any news?")
+
+    assert conversation_of(inbox_org).status == ConversationStatus.OPEN
+
+
+def test_a_message_to_an_open_conversation_emits_no_conversation_event(inbox_org, listening):
+    writes(inbox_org)
+    Emission.objects.all().delete()
+
+    writes(inbox_org, "again")
+
+    assert kinds() == ["message.received"]
+
+
+def test_an_outbound_message_changes_neither_status_nor_unread(inbox_org, api, graph):
+    writes(inbox_org)
+    found = conversation_of(inbox_org)
+    services.update_conversation(conversation=found, status=ConversationStatus.RESOLVED)
+    first_message_at = conversation_of(inbox_org).last_message_at
+
+    response = api.post("/api/send", {"phone": f"+{CUSTOMER}", "message": "Thanks!"}, format="json")
+
+    assert response.status_code == 200, response.content
+    after = conversation_of(inbox_org)
+    assert after.status == ConversationStatus.RESOLVED
+    assert after.unread == 1
+    assert after.last_inbound_at == found.last_inbound_at
+    assert after.last_message_at > first_message_at
+
+
+def test_a_send_to_a_new_number_makes_its_conversation_open_and_read(inbox_org, api, listening):
+    response = api.post("/api/send", {"phone": "+4915112345678", "message": "Hi"}, format="json")
+
+    assert response.status_code == 200, response.content
+    made = conversation_of(inbox_org, "4915112345678")
+    assert made.status == ConversationStatus.OPEN and made.unread == 0
+    assert made.last_inbound_at is None and made.window_expires_at is None
+    assert made.last_message_at is not None
+    assert kinds() == ["contact.created", "conversation.created", "message.sent"]
+
+
+def test_whatsapps_time_is_the_messages_time_never_later_than_now(inbox_org):
+    an_hour_ago = int(time.time()) - 3600
+    writes(inbox_org, at=an_hour_ago)
+    assert conversation_of(inbox_org).last_inbound_at == datetime.fromtimestamp(an_hour_ago, UTC)
+
+    writes(inbox_org, at=int(time.time()) + 86_400)  # a clock a day ahead
+    assert conversation_of(inbox_org).last_inbound_at <= timezone.now()
+
+
+def test_an_older_message_does_not_move_the_times_back(inbox_org):
+    writes(inbox_org)
+    latest = conversation_of(inbox_org).last_inbound_at
+
+    writes(inbox_org, "late delivery", at=int(time.time()) - 7200)
+
+    after = conversation_of(inbox_org)
+    assert after.last_inbound_at == latest == after.last_message_at
+    assert after.unread == 2
+
+
+def test_imported_history_neither_reopens_nor_counts_as_unread(org_a):
+    webhook = conversation("history:chunk")
+    receiving(org_a, webhook)
+
+    response = deliver(org_a, webhook)
+
+    assert response.status_code == 200, response.content
+    found = Conversation.objects.get()
+    assert found.status == ConversationStatus.OPEN
+    assert found.unread == 0
+    # The customer's message of the history is its time: long past, the window closed.
+    assert found.last_inbound_at is not None
+    assert found.window_expires_at < timezone.now()
+
+
+def test_a_business_app_echo_counts_as_outbound(org_a):
+    webhook = conversation("smb_message_echoes:meta_text")
+    receiving(org_a, webhook)
+
+    assert deliver(org_a, webhook).status_code == 200
+
+    found = Conversation.objects.get()
+    assert found.unread == 0 and found.last_inbound_at is None
+    assert found.last_message_at is not None
+
+
+def test_a_known_senders_message_to_a_resolved_conversation_costs_no_query_more(
+    inbox_org, django_assert_num_queries
+):
+    # As tests/tasks/test_hot_path_queries.py pins a known sender's message (12 there with
+    # an auto-reply's look-ups and task, 9 here): reopening is made by the same upsert.
+    writes(inbox_org)
+    with django_assert_num_queries(9):
+        writes(inbox_org, "to an open conversation")
+    services.update_conversation(
+        conversation=conversation_of(inbox_org), status=ConversationStatus.RESOLVED
+    )
+    with django_assert_num_queries(9):
+        writes(inbox_org, "back")
+    assert conversation_of(inbox_org).status == ConversationStatus.OPEN
