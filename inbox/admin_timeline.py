@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from sending.models import Chat, ChatSource, ChatStatus, ChatType, MediaState
+from sending.models import Chat, ChatSource, ChatStatus, ChatType, Conversation, MediaState
 
 MEDIA_TYPES = ("image", "audio", "video", "document", "sticker")
 # The ticks beside an outbound message, as WhatsApp draws them.
@@ -96,7 +96,7 @@ def text_of(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def message_of(chat: Chat) -> Message:
+def message_of(chat: Chat, conversation: Conversation) -> Message:
     metadata = as_dict(chat.metadata)
     kind = text_of(metadata.get("type"))
     message = Message(
@@ -129,7 +129,7 @@ def message_of(chat: Chat) -> Message:
         message.choice = text_of(as_dict(metadata.get("button")).get("text"))
         message.text = ""
     elif kind in MEDIA_TYPES and not template:
-        describe_media(message, chat, as_dict(metadata.get(kind)), kind)
+        describe_media(message, chat, as_dict(metadata.get(kind)), kind, conversation)
     elif kind == "reaction":
         message.kind = str(KIND_NAMES["reaction"])
         message.text = text_of(as_dict(metadata.get("reaction")).get("emoji"))
@@ -146,7 +146,9 @@ def message_of(chat: Chat) -> Message:
     return message
 
 
-def describe_media(message: Message, chat: Chat, content: dict[str, Any], kind: str) -> None:
+def describe_media(
+    message: Message, chat: Chat, content: dict[str, Any], kind: str, conversation: Conversation
+) -> None:
     message.kind = str(KIND_NAMES[kind])
     message.media_type = kind
     message.text = text_of(content.get("caption"))
@@ -156,7 +158,7 @@ def describe_media(message: Message, chat: Chat, content: dict[str, Any], kind: 
         return
     media = chat.media
     if media is not None and media.state == MediaState.AVAILABLE:
-        message.media_url = reverse("admin:sending_chat_media", args=[chat.pk])
+        message.media_url = reverse("inbox_admin:media", args=[conversation.uuid, chat.uuid])
     elif media is not None and media.state == MediaState.FAILED:
         message.media_note = gettext("The file could not be fetched from WhatsApp.")
     else:
@@ -175,10 +177,12 @@ def sent_parameters(template: dict[str, Any]) -> list[str]:
     return values
 
 
-def timeline(chats: list[Chat], notes: list[Any]) -> list[Message | NoteEntry]:
+def timeline(
+    chats: list[Chat], notes: list[Any], conversation: Conversation
+) -> list[Message | NoteEntry]:
     """The chats and notes in the order they happened; a reply shows the message it
     answers when that message is on the page."""
-    messages = [message_of(chat) for chat in chats]
+    messages = [message_of(chat, conversation) for chat in chats]
     by_wam_id = {message.chat.wam_id: message for message in messages if message.chat.wam_id}
     for message in messages:
         message.quoted = by_wam_id.get(message.quoted_id)

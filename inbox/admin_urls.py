@@ -18,6 +18,7 @@ urlpatterns = [
     path("", staff_only(views.conversation_list), name="list"),
     path("live/<str:token>", views.live_changes, name="live"),
     path("<uuid:uuid>/", staff_only(views.conversation_page), name="conversation"),
+    path("<uuid:uuid>/media/<uuid:chat>", staff_only(views.media), name="media"),
     path("<uuid:uuid>/send/", staff_only(views.send_message), name="send"),
     path("<uuid:uuid>/send-template/", staff_only(views.send_template), name="send_template"),
     path("<uuid:uuid>/note/", staff_only(views.add_note), name="note"),

@@ -26,6 +26,7 @@ from django.http import (
     HttpResponseNotModified,
     HttpResponseRedirect,
 )
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -55,6 +56,7 @@ from inbox.admin_forms import (
 from inbox.admin_timeline import timeline
 from messaging_project.core.service_admin import translated
 from sending import services as sending_services
+from sending.admin import media_response
 from sending.models import Conversation, ConversationStatus
 
 TABS = selectors.Tab.CHOICES
@@ -193,7 +195,7 @@ def conversation_page(request: HttpRequest, uuid: UUID) -> HttpResponse:
         **page_context(request, str(conversation.contact)),
         "conversation": conversation,
         "contact": conversation.contact,
-        "entries": timeline(shown, notes),
+        "entries": timeline(shown, notes, conversation),
         "older_url": f"?before={older}" if older is not None else None,
         "newest_url": reverse("inbox_admin:conversation", args=[conversation.uuid])
         if before.isdigit()
@@ -428,6 +430,17 @@ def send(request: HttpRequest, conversation: Conversation, **what: Any) -> None:
                 "sent. Look for it in the timeline before sending it again."
             ),
         )
+
+
+@require_GET
+def media(request: HttpRequest, uuid: UUID, chat: UUID) -> HttpResponseBase:
+    """A customer's image, voice note, video or document in the timeline: for whoever may
+    see the conversation (the chats' own admin pages are closed to agents)."""
+    conversation = visible_conversation(request, uuid)
+    found = selectors.conversation_messages(conversation).filter(uuid=chat).first()
+    if found is None:
+        raise Http404("No such message in this conversation.")
+    return media_response(found)
 
 
 @require_GET

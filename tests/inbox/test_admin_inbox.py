@@ -6,6 +6,8 @@ script: live updates and the composer's helpers."""
 from datetime import timedelta
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
@@ -420,7 +422,7 @@ def test_a_file_whatsapp_does_not_take_is_refused_before_the_cloud_api(org, mana
     assert not Chat.objects.filter(conversation=conversation, type="outbound").exists()
 
 
-def test_an_inbound_image_is_shown_through_the_admins_media_link(org, manager):
+def test_an_inbound_image_is_shown_to_whoever_may_see_the_conversation(org, manager, agent):
     conversation = customer_writes(org)
     media = ChatMedia.objects.create(
         organization=org,
@@ -428,7 +430,7 @@ def test_an_inbound_image_is_shown_through_the_admins_media_link(org, manager):
         kind="image",
         mime_type="image/png",
         state=MediaState.AVAILABLE,
-        file="media/photo.png",
+        file=default_storage.save("media/photo.png", ContentFile(PNG)),
         size=len(PNG),
     )
     chat = create_chat(
@@ -439,8 +441,16 @@ def test_an_inbound_image_is_shown_through_the_admins_media_link(org, manager):
         media=media,
         metadata={"type": "image", "image": {"id": "1234567890", "caption": "Broken lid"}},
     )
+    client = logged_in(agent)  # the chats' own pages are closed to agents
 
-    text = page(logged_in(manager), conversation_url(conversation))
+    text = page(client, conversation_url(conversation))
 
-    assert f'<img src="/admin/sending/chat/{chat.pk}/media/"' in text
+    url = f"/admin/inbox/{conversation.uuid}/media/{chat.uuid}"
+    assert f'<img src="{url}"' in text
     assert "Broken lid" in text
+    response = client.get(url)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == PNG
+    assert response["Content-Type"] == "image/png"
+    Conversation.objects.filter(pk=conversation.pk).update(assignee=manager)
+    assert client.get(url).status_code == 404
