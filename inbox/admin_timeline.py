@@ -59,6 +59,7 @@ class Message:
     quoted: "Message | None" = None
     quoted_id: str = ""
     echo: bool = False  # written in the WhatsApp Business app
+    author: str = ""  # the staff member who sent it from the inbox
     revoked: bool = False
 
     @property
@@ -178,11 +179,14 @@ def sent_parameters(template: dict[str, Any]) -> list[str]:
 
 
 def timeline(
-    chats: list[Chat], notes: list[Any], conversation: Conversation
+    chats: list[Chat], notes: list[Any], conversation: Conversation, staff: dict[int, str]
 ) -> list[Message | NoteEntry]:
     """The chats and notes in the order they happened; a reply shows the message it
-    answers when that message is on the page."""
+    answers when that message is on the page, a staff member's message who sent it
+    (`staff`: usernames by user id)."""
     messages = [message_of(chat, conversation) for chat in chats]
+    for message in messages:
+        message.author = staff.get(message.chat.created_by, "")
     by_wam_id = {message.chat.wam_id: message for message in messages if message.chat.wam_id}
     for message in messages:
         message.quoted = by_wam_id.get(message.quoted_id)

@@ -187,27 +187,21 @@ def conversation_page(request: HttpRequest, uuid: UUID) -> HttpResponse:
         notes = [note for note in notes if note.created_at >= shown[0].created_at]
     if before.isdigit() and shown:
         notes = [note for note in notes if note.created_at <= shown[-1].created_at]
-    now = timezone.now()
-    window_open = (
-        conversation.window_expires_at is not None and conversation.window_expires_at > now
-    )
+    staff = organization_staff(conversation.organization_id)
     context = {
         **page_context(request, str(conversation.contact)),
         "conversation": conversation,
         "contact": conversation.contact,
-        "entries": timeline(shown, notes, conversation),
+        "entries": timeline(shown, notes, conversation, {user.pk: str(user) for user in staff}),
         "older_url": f"?before={older}" if older is not None else None,
         "newest_url": reverse("inbox_admin:conversation", args=[conversation.uuid])
         if before.isdigit()
         else None,
-        "now": now,
-        "window_open": window_open,
+        "now": timezone.now(),
+        "window_open": services.window_open(conversation),
         "message_form": MessageForm(),
         "note_form": NoteForm(),
-        "assign_form": AssignForm(
-            staff=organization_staff(conversation.organization_id),
-            initial={"assignee": conversation.assignee_id},
-        ),
+        "assign_form": AssignForm(staff=staff, initial={"assignee": conversation.assignee_id}),
         "labels_form": LabelsForm(initial={"labels": ", ".join(conversation.labels or [])}),
         "canned_replies": canned_replies(conversation),
         **template_picker(request, conversation),

@@ -245,7 +245,9 @@ def test_a_reply_reaches_the_cloud_api_and_the_timeline(org, manager, graph):
     assert sent[-1]["context"] == {"message_id": question.wam_id}
     reply = Chat.objects.get(conversation=conversation, type="outbound")
     assert reply.created_by == manager.pk
-    assert "Yes, it left this morning." in page(client, conversation_url(conversation))
+    text = page(client, conversation_url(conversation))
+    assert "Yes, it left this morning." in text
+    assert '<span class="inbox-author">maria</span>' in text
 
 
 def test_a_closed_window_takes_templates_only(org, manager, graph):
