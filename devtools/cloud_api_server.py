@@ -7,7 +7,8 @@
         graph.requests[0].json
 
 Unscripted requests get the Cloud API's success answers: a message id for
-`POST /{phone_number_id}/messages` and an empty list for a GET. Each scripted
+`POST /{phone_number_id}/messages`, a media id for an upload to
+`POST /{phone_number_id}/media`, and an empty list for a GET. Each scripted
 reply can be delayed, be an arbitrary body (an HTML 500 page), reset the connection,
 hang up without answering, cut its body short or drip it one byte at a time.
 
@@ -210,6 +211,9 @@ class FakeCloudApi:
                 return media
         if request.method != "POST":
             return Reply(json={"data": []})
+        if request.path.split("?", 1)[0].endswith("/media"):
+            # An upload (multipart: messaging_product, type, file): Graph answers its id.
+            return Reply(json={"id": str(10**15 + next(self.ids))})
         payload = request.json if isinstance(request.json, dict) else {}
         to = str(payload.get("to", ""))
         message: dict[str, Any] = {"id": f"wamid.FAKE{next(self.ids):06d}"}

@@ -41,6 +41,8 @@ urlpatterns = [
     path("health/ready", health.ready, name="health-ready"),
     # Prometheus, with `Authorization: Bearer $METRICS_TOKEN` only.
     path("metrics", metrics_view, name="metrics"),
+    # The inbox's pages are the admin's too, under its login (inbox/admin_urls.py).
+    path("admin/inbox/", include("inbox.admin_urls")),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/", include("inbound.api.webhook_urls")),

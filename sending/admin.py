@@ -88,23 +88,7 @@ class ChatAdmin(ReadOnlyAdmin):
         chat = self.get_object(request, str(pk))
         if chat is None or not self.has_view_permission(request, chat):
             raise Http404("No such chat.")
-        media = chat.media
-        if media is None or media.state != MediaState.AVAILABLE:
-            raise Http404("The chat's media is not available.")
-        try:
-            stored = default_storage.open(media.file.name, "rb")
-        except FileNotFoundError:
-            raise Http404("The media file is missing from storage.") from None
-        # Shown inline (an image, a video, a voice note); a document downloads.
-        response = FileResponse(
-            stored,
-            as_attachment=media.kind == "document",
-            filename=download_name(media, chat),
-            content_type=media.mime_type or "application/octet-stream",
-        )
-        response["X-Content-Type-Options"] = "nosniff"
-        response["Content-Security-Policy"] = "sandbox"
-        return response
+        return media_response(chat)
 
     @admin.display(description=_("channel error"))
     def error(self, chat):
@@ -153,6 +137,28 @@ class UnhandledWebhookItemAdmin(ReadOnlyAdmin):
     @admin.display(description=_("last payload"))
     def payload(self, item):
         return pretty_json(item.last_payload)
+
+
+def media_response(chat: Chat) -> FileResponse:
+    """An inbound chat's stored media, for a staff member the caller let see the chat
+    (this page, the inbox): shown inline (an image, a video, a voice note), a document
+    downloaded; a 404 while it is not stored."""
+    media = chat.media
+    if media is None or media.state != MediaState.AVAILABLE or not media.file.name:
+        raise Http404("The chat's media is not available.")
+    try:
+        stored = default_storage.open(media.file.name, "rb")
+    except FileNotFoundError:
+        raise Http404("The media file is missing from storage.") from None
+    response = FileResponse(
+        stored,
+        as_attachment=media.kind == "document",
+        filename=download_name(media, chat),
+        content_type=media.mime_type or "application/octet-stream",
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox"
+    return response
 
 
 # The channel settings, on the organization's page.

@@ -121,6 +121,11 @@ class Gateway(Protocol):
         the channel announces or sends more than `max_bytes`."""
         ...
 
+    def upload_media(self, content: bytes, *, mime_type: str, file_name: str) -> str:
+        """Put a file on the channel for a message to send by its id (Graph's
+        `POST /{phone-number-id}/media`); the media id. Raises GatewayError."""
+        ...
+
 
 class MediaTooLarge(Exception):
     """The media is larger than its type's limit: it is not downloaded (any further)."""

@@ -108,6 +108,8 @@ RETRYABLE_CODES = {1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131048, 1310
 MESSAGE_ID = re.compile(r"[!-~]{1,255}")
 # WhatsApp's id of a recipient: digits, country code first.
 WA_ID = re.compile(r"[0-9]{1,32}")
+# An uploaded file's id, as a send by id takes it (the send API's rule).
+UPLOADED_MEDIA_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 def is_message_id(value: Any) -> bool:
@@ -315,6 +317,24 @@ class CloudApiGateway:
                     yield from checked_chunks(response, max_bytes=max_bytes, chunk_size=chunk_size)
         except requests.RequestException as error:
             raise network_error(error) from None
+
+    def upload_media(self, content: bytes, *, mime_type: str, file_name: str) -> str:
+        url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/media"
+        answer = self.request(
+            "POST",
+            url,
+            data={"messaging_product": "whatsapp", "type": mime_type},
+            files={"file": (file_name, content, mime_type)},
+        )
+        media_id = answer.get("id")
+        if not (isinstance(media_id, str) and UPLOADED_MEDIA_ID.fullmatch(media_id)):
+            raise GatewayError(
+                FailureKind.UNAVAILABLE,
+                "The WhatsApp channel's answer carried no media id.",
+                type="invalid_response",
+                http_status=200,
+            )
+        return media_id
 
     def list_templates(self) -> list[dict[str, Any]]:
         if not self.business_account_id:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from business_numbers.gateway.base import FailureKind, GatewayError, MediaTooLarge
@@ -156,6 +157,13 @@ class SandboxGateway:
         with _lock:
             outbox.append(SandboxMessage(self.organization_id, payload, answer))
         return answer
+
+    def upload_media(self, content: bytes, *, mime_type: str, file_name: str) -> str:
+        """Kept as the sandbox's media, as a customer's file is: the message sent by its
+        id can be looked up and downloaded like any other."""
+        media_id = new_media_id()
+        put_media(media_id, ContentFile(content, name=file_name))
+        return media_id
 
     def list_templates(self) -> list[dict[str, Any]]:
         return [HELLO_WORLD, *written_templates(self.organization_id)]

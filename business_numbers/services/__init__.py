@@ -4,12 +4,14 @@ and the apps above. Another app imports them from here, never from the modules b
 - `numbers`: an organization's numbers (`create_number`, `update_number`,
   `delete_number`) and the default number's settings (`configure_channel`,
   `set_service_window`);
+- `media`: files staff send, put on a number's channel (`upload_media`);
 - `templates`: the templates synced from a number's business account, and a template
   send's checks and text;
 - `template_writing`: templates written here and submitted to WhatsApp
   (`create_template`, `update_template`, `delete_template`, `template_errors`).
 """
 
+from business_numbers.services.media import Uploaded, upload_media
 from business_numbers.services.numbers import (
     NumberConflict,
     configure_channel,
@@ -33,6 +35,7 @@ from business_numbers.services.templates import (
     check_approved,
     check_parameter_count,
     check_template,
+    placeholders,
     rendered_metadata,
     sync_templates,
     synced_template,
@@ -43,6 +46,7 @@ __all__ = [
     "SyncResult",
     "TemplateExists",
     "TemplateNotApproved",
+    "Uploaded",
     "check_approved",
     "check_parameter_count",
     "check_template",
@@ -52,6 +56,7 @@ __all__ = [
     "delete_number",
     "delete_template",
     "guard_deletion",
+    "placeholders",
     "rendered_metadata",
     "save_channel",
     "set_service_window",
@@ -60,4 +65,5 @@ __all__ = [
     "synced_template",
     "update_number",
     "update_template",
+    "upload_media",
 ]
