@@ -30,6 +30,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("sending.api.urls")),
     path("", include("campaigns.api.urls")),
     path("", include("inbox.api.urls")),
+    path("", include("analytics.api.urls")),
     path("", include("events.api.urls")),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.
     re_path(r"^.*$", not_found),
