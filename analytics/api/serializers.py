@@ -1,5 +1,6 @@
 """The analytics' query parameters, checked as every API input is (a 400 naming them)."""
 
+import re
 from datetime import date
 
 from django.utils.translation import gettext_noop
@@ -14,16 +15,26 @@ TOO_LONG = gettext_noop("The range may cover at most 366 days.")
 DATE_FORMAT = gettext_noop("A date is YYYY-MM-DD.")
 
 
+class DayField(serializers.DateField):
+    """A UTC day written YYYY-MM-DD exactly (strptime alone takes 2026-1-1 too)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(input_formats=["%Y-%m-%d"], error_messages={"invalid": DATE_FORMAT})
+
+    def to_internal_value(self, value):
+        if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            self.fail("invalid")
+        return super().to_internal_value(value)
+
+
 class RangeSerializer(serializers.Serializer):
     # `from` is a keyword in Python: the field is declared under its name below.
-    to = serializers.DateField(input_formats=["%Y-%m-%d"], error_messages={"invalid": DATE_FORMAT})
+    to = DayField()
     format = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json")
 
     def get_fields(self):
         fields = super().get_fields()
-        fields["from"] = serializers.DateField(
-            input_formats=["%Y-%m-%d"], error_messages={"invalid": DATE_FORMAT}
-        )
+        fields["from"] = DayField()
         return fields
 
     def validate(self, attrs):
