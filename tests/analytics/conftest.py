@@ -9,6 +9,7 @@ from sending.models import Chat
 from sending.services.chats import accepted_chat, record
 from tests.factories import ContactFactory
 from tests.inbound.conftest import empty_outbox, webhook_org  # noqa: F401  (fixtures)
+from tests.inbox.conftest import agent, fast_passwords, inbox_org, manager  # noqa: F401
 
 # WhatsApp's pricing object on a status (Meta's Cloud API webhook reference, "statuses"
 # object, per-message pricing): billable messages say so, with their category.
