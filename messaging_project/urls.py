@@ -8,6 +8,7 @@ from drf_spectacular.renderers import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
+from analytics.dashboard import dashboard_view
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
@@ -42,6 +43,12 @@ urlpatterns = [
     path("health/ready", health.ready, name="health-ready"),
     # Prometheus, with `Authorization: Bearer $METRICS_TOKEN` only.
     path("metrics", metrics_view, name="metrics"),
+    # The analytics dashboard: a page of the admin site, behind its login.
+    path(
+        "admin/analytics/",
+        admin.site.admin_view(dashboard_view),
+        name="admin-analytics",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/", include("inbound.api.webhook_urls")),
