@@ -4,6 +4,8 @@ Superusers may do everything. A staff member is a manager or an agent by their
 membership's `role`; staff without a membership are neither.
 """
 
+from typing import cast
+
 from accounts.models import Membership, Role
 
 
@@ -11,7 +13,7 @@ def staff_role(user) -> str | None:
     """The user's role, read once per user object; None for staff without a membership."""
     cached = getattr(user, "_staff_role", False)
     if cached is not False:
-        return cached
+        return cast(str | None, cached)  # what this function or remember_role stored
     role = None
     if user.is_active and user.is_staff:
         role = Membership.objects.filter(user_id=user.pk).values_list("role", flat=True).first()

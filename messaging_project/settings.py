@@ -371,7 +371,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["messaging_project.api.schema.without_trailing_slash"],
     # One name for the event names, which several components share.
-    "ENUM_NAME_OVERRIDES": {"EventNameEnum": "events.models.Event"},
+    "ENUM_NAME_OVERRIDES": {
+        "EventNameEnum": "events.models.Event",
+        "ConversationStatusEnum": "sending.models.ConversationStatus",
+        "StatusEnum": "sending.models.ChatStatus",  # the name it had alone
+    },
 }
 
 API_RATE_LIMIT = int(env_number("API_RATE_LIMIT", 60))

@@ -7,6 +7,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from django.db import connection
 from django.utils import timezone
@@ -109,7 +110,7 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
     params.append(prepared("status_changed_at", now))
     sql = UPSERT_CONVERSATIONS.format(
         rows=", ".join([UPSERT_ROW] * len(offered)),
-        columns=", ".join(f.column for f in Conversation._meta.concrete_fields),
+        columns=", ".join(cast(str, f.column) for f in Conversation._meta.concrete_fields),
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -80,6 +80,23 @@ FILTERS = [
 ]
 
 
+SEND = described(
+    methods=["POST"],
+    summary="Send in a conversation (text, template or media)",
+    description=(
+        "To the conversation's contact, from the conversation's number; answered as "
+        "`/api/send` answers, whatever was sent. Anything but a template while the "
+        "24-hour window is closed is a 422 with `channel_error.code` `131047`, and WhatsApp "
+        "is not called."
+    ),
+    success=SendResponseSerializer,
+    request=ConversationMessageInputSerializer,
+    codes=(403, 404),
+    creates=True,
+    extra=CHANNEL_ERRORS,
+)
+
+
 class ConversationViewSchema(OpenApiViewExtension):
     target_class = "inbox.api.views.ConversationViewSet"
     view_replacement = documented(
@@ -105,38 +122,32 @@ class ConversationViewSchema(OpenApiViewExtension):
                 request=ConversationEditSerializer,
                 codes=(404,),
             ),
-            messages=described(
-                summary="List a conversation's messages, newest first",
-                success=ChatPage,
-                list_=True,
-                codes=(404,),
-            ),
-            send=described(
-                summary="Send in a conversation (text, template or media)",
-                description=(
-                    "To the conversation's contact, from the conversation's number; answered "
-                    "as `/api/send` (or `/api/send/template`) answers. Anything but a "
-                    "template while the 24-hour window is closed is a 422 with "
-                    "`channel_error.code` `131047`, and WhatsApp is not called."
+            messages=[
+                described(
+                    methods=["GET"],
+                    summary="List a conversation's messages, newest first",
+                    success=ChatPage,
+                    list_=True,
+                    codes=(404,),
                 ),
-                success=SendResponseSerializer,
-                request=ConversationMessageInputSerializer,
-                codes=(403, 404),
-                creates=True,
-                extra=CHANNEL_ERRORS,
-            ),
-            notes=described(
-                summary="List a conversation's internal notes, newest first",
-                success=NotePage,
-                list_=True,
-                codes=(404,),
-            ),
-            add_note=described(
-                summary="Add an internal note (never sent to the customer)",
-                success=NoteDetail,
-                request=NoteInputSerializer,
-                codes=(404,),
-            ),
+                SEND,
+            ],
+            notes=[
+                described(
+                    methods=["GET"],
+                    summary="List a conversation's internal notes, newest first",
+                    success=NotePage,
+                    list_=True,
+                    codes=(404,),
+                ),
+                described(
+                    methods=["POST"],
+                    summary="Add an internal note (never sent to the customer)",
+                    success=NoteDetail,
+                    request=NoteInputSerializer,
+                    codes=(404,),
+                ),
+            ],
             read=described(
                 summary="Mark a conversation read (`unread` becomes 0)",
                 success=ConversationDetail,

@@ -26,6 +26,13 @@ from sending.services.payloads import MEDIA_TYPES
 class ConversationFilterSerializer(serializers.Serializer):
     """The list's query parameters."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `label` names an attribute every field has: not a class attribute.
+        self.fields["label"] = StrictCharField(
+            required=False, allow_blank=True, max_length=LABEL_MAX_LENGTH
+        )
+
     status = serializers.ChoiceField(
         choices=ConversationStatus.choices,
         required=False,
@@ -45,7 +52,6 @@ class ConversationFilterSerializer(serializers.Serializer):
     unread = StrictBooleanField(
         required=False, help_text="`true`: only those with unread messages."
     )
-    label = StrictCharField(required=False, allow_blank=True, max_length=LABEL_MAX_LENGTH)
     search = StrictCharField(
         required=False,
         allow_blank=True,

@@ -50,15 +50,16 @@ class ConversationViewSet(OrganizationViewSet):
         )
         return Response({"data": conversation_data(conversation)})
 
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get", "post"])
     def messages(self, request, uuid=None):
+        if request.method == "POST":
+            return self.send(request)
         conversation = self.get_object()
         page = self.paginate_queryset(selectors.conversation_messages(conversation))
         return self.get_paginated_response([chat_record(chat) for chat in page])
 
-    @messages.mapping.post
     @idempotent
-    def send(self, request, uuid=None):
+    def send(self, request):
         conversation = self.get_object()
         given = ConversationMessageInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
@@ -66,24 +67,19 @@ class ConversationViewSet(OrganizationViewSet):
             result = services.send_in_conversation(
                 conversation=conversation, **given.validated_data
             )
-        template = "template" in given.validated_data
-        return send_response(
-            result, chat=chat_data(result.chat, with_contact=not template), template=template
-        )
+        # One shape whatever was sent: /api/send's.
+        return send_response(result, chat=chat_data(result.chat), template=False)
 
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get", "post"])
     def notes(self, request, uuid=None):
         conversation = self.get_object()
+        if request.method == "POST":
+            body = NoteInputSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            note = services.add_note(conversation=conversation, body=body.validated_data["body"])
+            return Response({"data": note_data(note)})
         page = self.paginate_queryset(selectors.notes_of(conversation))
         return self.get_paginated_response([note_data(note) for note in page])
-
-    @notes.mapping.post
-    def add_note(self, request, uuid=None):
-        conversation = self.get_object()
-        body = NoteInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        note = services.add_note(conversation=conversation, body=body.validated_data["body"])
-        return Response({"data": note_data(note)})
 
     @action(detail=True, methods=["post"])
     def read(self, request, uuid=None):

@@ -283,10 +283,12 @@ def described(
     extra=None,
     extra_parameters=(),
     description=None,
+    methods=None,
 ):
     """extend_schema for one operation: its success answer and the errors it can give.
     Every operation can answer 401 (token), 429 (rate limit) and 503 (database gone for
-    a moment); one with a body 400, 413 and 415; a create or send takes Idempotency-Key."""
+    a moment); one with a body 400, 413 and 415; a create or send takes Idempotency-Key.
+    `methods`: the one it describes, for an action that answers several."""
     extra = dict(extra or {})
     parameters = list(HEADERS)
     if request is not None:
@@ -302,6 +304,7 @@ def described(
     found = {200: success, **{code: ERRORS[code] for code in {*codes, 401, 429, 503}}}
     found.update(extra)
     return extend_schema(
+        methods=methods,
         summary=summary,
         description=description,
         request=request,

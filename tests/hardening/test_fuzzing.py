@@ -154,11 +154,13 @@ def seeded(db, transaction_survives_requests):
     organization = OrganizationFactory(rate_limit=1_000_000)
     group = ContactGroupFactory(organization=organization)
     contact = ContactFactory(organization=organization, contact_group=group)
+    chat = ChatFactory(organization=organization, contact=contact)
     records = {
         "contacts": contact,
         "contact-groups": group,
         "canned-replies": CannedReplyFactory(organization=organization),
-        "chats": ChatFactory(organization=organization, contact=contact),
+        "chats": chat,
+        "conversations": chat.conversation,
         "templates": MessageTemplateFactory(organization=organization),
         "campaigns": create_campaign_record(
             organization=organization,

@@ -26,6 +26,7 @@ from tests.factories import (
     ContactFactory,
     ContactGroupFactory,
     create_campaign_record,
+    create_chat,
 )
 
 pytestmark = pytest.mark.django_db
@@ -137,6 +138,27 @@ VALID_BODIES = {
         "rate": 10,
         "from": "106540352242922",
     },
+    ("patch", "/api/conversations/{uuid}"): {
+        "status": "resolved",
+        "assignee": None,
+        "labels": ["VIP"],
+    },
+    # Every field the schema lists; a valid send holds one of message, template, media.
+    ("post", "/api/conversations/{uuid}/messages"): {
+        "message": "Hi",
+        "template": {
+            "name": "order_update",
+            "language": {"code": "en_US"},
+            "components": [{"type": "body", "parameters": [{"type": "text", "text": "Ada"}]}],
+        },
+        "media_type": "document",
+        "media_url": "https://93.184.215.14/invoice.pdf",
+        "id": None,
+        "caption": "Your invoice",
+        "file_name": "invoice.pdf",
+        "reply_to": "wamid.HBgLMTQxNTU1NTI2NzE=",
+    },
+    ("post", "/api/conversations/{uuid}/notes"): {"body": "Called them back"},
 }
 
 
@@ -239,6 +261,9 @@ def existing(org_a):
         "/api/campaigns/{uuid}": create_campaign_record(
             organization=org_a, name="c", template={}, phones=[PHONE], rate=1
         ),
+        "/api/conversations/{uuid}": create_chat(
+            organization=org_a, contact=ContactFactory(organization=org_a), status="sent"
+        ).conversation,
     }
 
 
@@ -257,7 +282,10 @@ def test_every_operation_with_a_body_has_a_valid_body_here():
 def test_unstorable_text_in_any_body_field_is_a_400_naming_it(
     api, cloud_org, graph, existing, method, path, field, text
 ):
-    url = path.replace("{uuid}", str(existing[path].uuid)) if "{uuid}" in path else path
+    url = path
+    for template, record in existing.items():  # a record's path, or one under it
+        if path.startswith(template):
+            url = path.replace("{uuid}", str(record.uuid))
     body = with_value(VALID_BODIES[(method, path)], field, text)
     if path == "/api/campaigns":  # a group or phones, not both
         body.pop("phones" if field == ("contact_group",) else "contact_group")

@@ -144,13 +144,13 @@ def test_a_business_app_echo_is_an_outbound_chat_and_never_auto_replied(org_a, a
     assert data["source"] == "business_app"
     assert data["sent_at"] == "2025-02-12T00:43:44.000000Z"  # the echo's own timestamp
     assert json.loads(data["metadata"])["text"]["body"].startswith("Here's the info")
-    assert kinds() == ["contact.created", "message.sent"]
-    assert events()[1]["data"]["uuid"] == str(chat.uuid)
+    assert kinds() == ["contact.created", "conversation.created", "message.sent"]
+    assert events()[2]["data"]["uuid"] == str(chat.uuid)
     assert not AutoReply.objects.exists()
 
     again = processed(deliver(org_a, webhook))
     assert (again["duplicates"], Chat.objects.count()) == (1, 1)
-    assert kinds() == ["contact.created", "message.sent"]
+    assert kinds() == ["contact.created", "conversation.created", "message.sent"]
 
 
 def test_an_echo_names_its_user_by_number_and_user_id(org_a):
@@ -243,8 +243,8 @@ def test_history_is_imported_oldest_first_with_one_event(org_a, api):
         "2025-02-10T23:42:40.000000Z",
     ]
     assert not AutoReply.objects.exists()
-    assert kinds() == ["contact.created", "history.imported"]
-    assert events()[1]["data"] == {
+    assert kinds() == ["contact.created", "conversation.created", "history.imported"]
+    assert events()[2]["data"] == {
         "imported": 2,
         "duplicates": 0,
         "skipped": 0,
@@ -255,7 +255,7 @@ def test_history_is_imported_oldest_first_with_one_event(org_a, api):
 
     again = processed(deliver(org_a, webhook))  # redelivered
     assert (again["duplicates"], Chat.objects.count()) == (2, 2)
-    assert kinds() == ["contact.created", "history.imported"]
+    assert kinds() == ["contact.created", "conversation.created", "history.imported"]
 
 
 def test_a_bad_past_message_is_skipped_beside_the_good_ones(org_a):
@@ -329,16 +329,21 @@ def test_an_edit_is_message_updated_once_and_a_revoke_message_deleted(org_a, api
     deliver(org_a, edit)  # redelivered
 
     chat = Chat.objects.get(wam_id="wamid.zzzzzz")
-    assert kinds() == ["contact.created", "message.received", "message.updated"]
-    updated = events()[2]["data"]
+    assert kinds() == [
+        "contact.created",
+        "conversation.created",
+        "message.received",
+        "message.updated",
+    ]
+    updated = events()[3]["data"]
     assert updated == api.get(f"/api/chats/{chat.uuid}").json()["data"]
     assert json.loads(updated["metadata"])["text"]["body"] == "Text was edited"
 
     deliver(org_a, revoke)
     deliver(org_a, revoke)
 
-    assert kinds()[3:] == ["message.deleted"]
-    assert json.loads(events()[3]["data"]["metadata"])["revoked"] is True
+    assert kinds()[4:] == ["message.deleted"]
+    assert json.loads(events()[4]["data"]["metadata"])["revoked"] is True
     assert Chat.objects.count() == 1
 
 
@@ -358,7 +363,12 @@ def test_the_business_revoking_its_own_echo_is_message_deleted(org_a):
 
     deliver(org_a, webhook)
 
-    assert kinds() == ["contact.created", "message.sent", "message.deleted"]
+    assert kinds() == [
+        "contact.created",
+        "conversation.created",
+        "message.sent",
+        "message.deleted",
+    ]
     assert Chat.objects.get().metadata["revoked"] is True
 
 

@@ -262,7 +262,7 @@ def test_a_template_goes_while_the_window_is_closed(api, inbox_org, graph):
     )
 
     assert response.status_code == 200, response.content
-    assert "contact" not in response.json()["data"]["data"]["chat"]  # as /api/send/template
+    assert "contact" in response.json()["data"]["data"]["chat"]  # as /api/send answers
     assert json.loads(graph.requests[0].body)["template"]["name"] == "hello_world"
 
 

@@ -463,9 +463,10 @@ def test_send_to_a_new_number_makes_a_fixed_number_of_queries(
     # token; the organization's numbers; contact look-up; the contact's creation
     # (savepoint, insert, counts, endpoints for contact.created, release); chat insert in
     # its savepoint (savepoint, [PostgreSQL: the lock on its id,] its conversation found
-    # or made in one upsert, insert, endpoints for message.sent, the statuses kept aside
-    # for its id, release)
-    with django_assert_num_queries(14 + ON_POSTGRESQL):
+    # or made in one upsert, insert, endpoints for conversation.created and message.sent,
+    # the statuses kept aside for its id, the organization's count of conversations
+    # (inbox/queries.py), release)
+    with django_assert_num_queries(15 + ON_POSTGRESQL):
         response = send(api)
     assert response.status_code == 200
 
