@@ -106,7 +106,7 @@ def campaign_report(campaign: Campaign) -> CampaignReport:
         recipients.filter(failed)
         .values_list("chat__error_code", "chat__error_title", "error")
         .annotate(n=Count("id"))
-        .order_by("-n", "chat__error_code")
+        .order_by()
     )
     merged: dict[tuple[int | None, str], int] = defaultdict(int)
     for code, title, error, count in errors:
@@ -123,10 +123,16 @@ def campaign_report(campaign: Campaign) -> CampaignReport:
         **totals,
         errors=[
             {"code": code, "title": title, "count": count}
-            for (code, title), count in sorted(merged.items(), key=lambda item: -item[1])
+            for (code, title), count in sorted(merged.items(), key=most_first)
         ],
         billable=dict(billable),
     )
+
+
+def most_first(item: tuple[tuple[int | None, str], int]) -> tuple:
+    """The commonest errors first; WhatsApp's codes before failures without one."""
+    (code, title), count = item
+    return (-count, code is None, code or 0, title)
 
 
 @dataclass
