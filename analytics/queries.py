@@ -20,12 +20,12 @@ def slot() -> int:
     return hash((os.getpid(), threading.get_ident())) % SLOTS
 
 
-def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable[Sequence]) -> None:
+def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable[tuple]) -> None:
     """INSERT ... ON CONFLICT (keys) DO UPDATE SET counter = counter + excluded.counter,
     for `rows` of (keys..., counters...), in key order (concurrent batches lock the rows
     they share in one order)."""
-    rows = sorted(rows)
-    if not rows:
+    ordered = sorted(rows)
+    if not ordered:
         return
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in (*keys, *counters))
@@ -34,11 +34,11 @@ def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable
         f"{quote(name)} = {table}.{quote(name)} + excluded.{quote(name)}" for name in counters
     )
     sql = (
-        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * len(rows))} "  # noqa: S608
+        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * len(ordered))} "  # noqa: S608
         f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {increments}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in rows for value in row])
+        cursor.execute(sql, [value for row in ordered for value in row])
 
 
 def add_messages(deltas: dict[tuple[int, date, int], list[int]]) -> None:

@@ -79,10 +79,10 @@ def kept() -> Figures:
     """The figures as the rollup holds them (its slots added up)."""
     figures = Figures()
     sums = {name: Sum(name) for name in MESSAGE_COUNTERS}
-    for row in DailyMessages.objects.values("organization_id", "day", "number_id").annotate(**sums):
-        values = [row[name] for name in MESSAGE_COUNTERS]
+    rows = DailyMessages.objects.values_list("organization_id", "day", "number_id").annotate(**sums)
+    for organization, day, number, *values in rows:
         if any(values):
-            figures.messages[(row["organization_id"], row["day"], row["number_id"])] = values
+            figures.messages[(organization, day, number)] = list(values)
     billable = DailyBillable.objects.values_list(
         "organization_id", "day", "number_id", "category"
     ).annotate(n=Sum("messages"))

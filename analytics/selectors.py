@@ -49,8 +49,11 @@ def messages_per_day(
         scope &= Q(number=number)
     days = {day: Day(day) for day in days_between(start, end)}
     sums = {name: Sum(name) for name in MESSAGE_COUNTERS}
-    for row in DailyMessages.objects.filter(scope).values("day").annotate(**sums).order_by():
-        days[row["day"]].counts = {name: row[name] or 0 for name in MESSAGE_COUNTERS}
+    rows = DailyMessages.objects.filter(scope).values_list("day").annotate(**sums).order_by()
+    for day, *values in rows:
+        days[day].counts = {
+            name: value or 0 for name, value in zip(MESSAGE_COUNTERS, values, strict=True)
+        }
     billable = (
         DailyBillable.objects.filter(scope)
         .values_list("day", "category")
@@ -97,7 +100,7 @@ def campaign_report(campaign: Campaign) -> CampaignReport:
         delivered=Count("id", filter=Q(chat__status__in=SENT_UP[1:])),
         read=Count("id", filter=Q(chat__status__in=SENT_UP[2:])),
         failed=Count("id", filter=failed),
-        replied=Count("id", filter=Q(chat__isnull=False) & Exists(replied)),
+        replied=Count("id", filter=Q(Exists(replied), chat__isnull=False)),
         opted_out=Count(
             "id", filter=Q(chat__isnull=False, chat__contact__opted_out=True) & ~failed
         ),

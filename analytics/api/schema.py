@@ -26,8 +26,10 @@ class DayRecordSerializer(serializers.Serializer):
     billable = serializers.DictField(child=serializers.IntegerField())
 
 
+# `data` and `errors` below are declared fields, which DRF's metaclass takes out of the
+# class: no clash with the Serializer properties of those names, which the stubs miss.
 class DaysSerializer(serializers.Serializer):
-    data = DayRecordSerializer(many=True)
+    data = DayRecordSerializer(many=True)  # type: ignore[assignment]
 
 
 class ErrorCountSerializer(serializers.Serializer):
@@ -44,12 +46,12 @@ class CampaignReportRecordSerializer(serializers.Serializer):
     replied = integer("Recipients who wrote within 72 hours after their campaign message.")
     failed = integer()
     opted_out = integer("Recipients sent the message whose contact is opted out now.")
-    errors = ErrorCountSerializer(many=True)
+    errors = ErrorCountSerializer(many=True)  # type: ignore[assignment]
     billable = serializers.DictField(child=serializers.IntegerField())
 
 
 class CampaignReportSerializer(serializers.Serializer):
-    data = CampaignReportRecordSerializer()
+    data = CampaignReportRecordSerializer()  # type: ignore[assignment]
 
 
 class AgentRecordSerializer(serializers.Serializer):
@@ -65,7 +67,7 @@ class AgentRecordSerializer(serializers.Serializer):
 
 
 class AgentsSerializer(serializers.Serializer):
-    data = AgentRecordSerializer(many=True)
+    data = AgentRecordSerializer(many=True)  # type: ignore[assignment]
 
 
 RANGE = [
