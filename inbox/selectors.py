@@ -2,6 +2,7 @@
 messages and notes. Querysets, for the API's pages and the admin's alike."""
 
 import re
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -82,6 +83,14 @@ def conversations_for(
     return conversations
 
 
+def conversation_page(
+    *, organization_id: int, offset: int, limit: int
+) -> tuple[list[Conversation], int | None]:
+    """The unfiltered list's page (newest message first) and the organization's total
+    (None when the page is empty), in one query."""
+    return queries.conversation_page(organization_id, offset, limit)
+
+
 def conversation_total(*, organization_id: int) -> int:
     """How many conversations the organization has (the unfiltered list's total)."""
     return queries.conversation_total(organization_id)
@@ -117,14 +126,23 @@ def matching(search: str) -> Q:
 
 
 def conversation_messages(conversation: Conversation) -> QuerySet[Chat]:
-    """The conversation's chats, newest first, as /api/chats shows them."""
+    """The conversation's chats, newest first, with their media. Their contact and number
+    are the conversation's: `with_its_parties` gives them those, loaded once."""
     return (
         Chat.objects.live()
         .filter(conversation=conversation)
-        .select_related("contact", "media", "number")
-        .defer(*NUMBER_SECRETS)
+        .select_related("media")
         .order_by("-id")
     )
+
+
+def with_its_parties(chats: Iterable[Chat], conversation: Conversation) -> list[Chat]:
+    """The chats of `conversation` with its contact and number (as /api/chats shows a
+    chat), without a join or a query for them."""
+    chats = list(chats)
+    for chat in chats:
+        chat.contact, chat.number = conversation.contact, conversation.number
+    return chats
 
 
 def notes_of(conversation: Conversation) -> QuerySet[Note]:

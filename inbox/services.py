@@ -169,11 +169,11 @@ def update_conversation(
 
 def locked(conversation: Conversation) -> Conversation:
     """The conversation's row as it is now, locked for the transaction, with what its
-    record shows."""
-    return (
-        Conversation.objects.select_for_update(of=("self",))
-        .select_related("contact", "number", "assignee")
-        .get(pk=conversation.pk)
+    record shows. Locked first, then read: a locking read that waited would join the
+    assignee as it found it before the wait (PostgreSQL rechecks the locked row alone)."""
+    Conversation.objects.select_for_update().filter(pk=conversation.pk).exists()
+    return Conversation.objects.select_related("contact", "number", "assignee").get(
+        pk=conversation.pk
     )
 
 

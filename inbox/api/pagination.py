@@ -1,5 +1,6 @@
-"""The conversation list's pages: Laravel's shape, with the unfiltered list's total read
-from the organization's count of conversations (inbox.queries) instead of counted."""
+"""The conversation list's pages: Laravel's shape; the unfiltered list's page and total
+are read by inbox.queries (written out, its total the organization's kept count of
+conversations) instead of the ORM's page and COUNT(*)."""
 
 from typing import Any
 
@@ -15,9 +16,20 @@ class ConversationPagination(LaravelPagination):
     def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
         self.whole_list = getattr(view, "whole_list", False)
         self.organization_id = view.organization.pk if view is not None else None
+        self.total_with_page: int | None = None
         return super().paginate_queryset(queryset, request, view)
 
+    def rows(self, queryset, offset: int, limit: int) -> list[Any]:
+        if not self.whole_list or self.organization_id is None:
+            return super().rows(queryset, offset, limit)
+        page, self.total_with_page = selectors.conversation_page(
+            organization_id=self.organization_id, offset=offset, limit=limit
+        )
+        return page
+
     def count(self, queryset) -> int:
+        if self.total_with_page is not None:  # read with the page
+            return self.total_with_page
         if self.whole_list and self.organization_id is not None:
             return selectors.conversation_total(organization_id=self.organization_id)
         return queryset.count()

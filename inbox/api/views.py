@@ -30,7 +30,8 @@ class ConversationViewSet(OrganizationViewSet):
     def list(self, request, *args, **kwargs):
         filters = ConversationFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        given = {k: v for k, v in filters.validated_data.items() if v not in (None, "")}
+        # A query string's absent boolean reads as false (DRF's form input): no filter.
+        given = {k: v for k, v in filters.validated_data.items() if v not in (None, "", False)}
         self.whole_list = not given
         conversations = selectors.conversations_for(organization=self.organization, **given)
         page = self.paginate_queryset(conversations)
@@ -56,7 +57,8 @@ class ConversationViewSet(OrganizationViewSet):
             return self.send(request)
         conversation = self.get_object()
         page = self.paginate_queryset(selectors.conversation_messages(conversation))
-        return self.get_paginated_response([chat_record(chat) for chat in page])
+        chats = selectors.with_its_parties(page, conversation)
+        return self.get_paginated_response([chat_record(chat) for chat in chats])
 
     @idempotent
     def send(self, request):
