@@ -74,8 +74,11 @@ def grouped_columns(groups: list[tuple[str, list[float]]], series: list[str]) ->
     return chart
 
 
-def horizontal_bars(rows: list[tuple[str, float]], *, unit: str = "") -> Chart:
-    """One horizontal bar per row, its value written after it."""
+def horizontal_bars(
+    rows: list[tuple[str, float]], *, unit: str = "", colour: str | None = None
+) -> Chart:
+    """One horizontal bar per row, its value written after it; in `colour` (a funnel's
+    steps) or each its own (categories, people)."""
     gap = 8
     height = max(1, len(rows)) * (BAR_HEIGHT + gap) + gap
     highest = max((value for _, value in rows), default=0) or 1
@@ -90,7 +93,7 @@ def horizontal_bars(rows: list[tuple[str, float]], *, unit: str = "") -> Chart:
                 y=y,
                 width=round(size, 1),
                 height=BAR_HEIGHT,
-                colour=PALETTE[index % len(PALETTE)],
+                colour=colour or PALETTE[index % len(PALETTE)],
                 label=f"{name}: {value:g}{unit}",
                 value=value,
             )

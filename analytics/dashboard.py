@@ -130,7 +130,8 @@ def dashboard_view(request):
                     [
                         (name, getattr(report, key))
                         for name, key in zip(funnel_names(), FUNNEL, strict=True)
-                    ]
+                    ],
+                    colour=charts.PALETTE[0],
                 ),
             )
             for campaign, report in reports

@@ -87,7 +87,7 @@ def week(fast_passwords):
 def test_the_dashboard_has_its_picture(week, live_server):
     browser = start_browser("en-US")
     try:
-        browser.set_window_size(1280, 1900)
+        browser.set_window_size(1280, 1500)
         log_in(browser, live_server, "alice")
         text = visit(browser, live_server, "/admin/analytics/?from=2025-03-08&to=2025-03-14")
         for shown in ("Messages per day by status", "Spring sale", "Download as CSV"):
