@@ -77,7 +77,7 @@ messages: install
 # Debian's chromium and chromium-driver, writing their screenshots.
 screenshots: install
 	WRITE_SCREENSHOTS=1 $(BIN)/python -m pytest tests/admin/test_browser.py \
-		tests/admin/test_screenshots.py
+		tests/admin/test_screenshots.py tests/analytics/test_screenshot.py
 
 # The benchmark (docs/performance.md): every scenario, each on its own scratch PostgreSQL
 # database and `make run`, driven by wrk; or those named, `make bench ONLY=events,send`.

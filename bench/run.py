@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from bench import (
     account_news,
+    analytics,
     api,
     autoreply,
     backlog,
@@ -50,6 +51,7 @@ SCENARIOS = {
     "account_news": account_news.run,
     "contacts_import": contacts_import.run,
     "inbox": inbox.run,
+    "analytics": analytics.run,
 }
 EXTRA = {"instructions": instructions.run}
 

@@ -146,6 +146,7 @@ INSTALLED_APPS = [
     "inbound",
     "campaigns",
     "inbox",
+    "analytics",
     "events",
     # Background work. After the worker app, whose `db_worker` command (with heartbeats,
     # recovery, threads and the clean-up schedule) replaces django_tasks_db's.

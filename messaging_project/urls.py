@@ -8,6 +8,7 @@ from drf_spectacular.renderers import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
+from analytics.dashboard import dashboard_view
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
@@ -30,6 +31,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("sending.api.urls")),
     path("", include("campaigns.api.urls")),
     path("", include("inbox.api.urls")),
+    path("", include("analytics.api.urls")),
     path("", include("events.api.urls")),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.
     re_path(r"^.*$", not_found),
@@ -43,6 +45,12 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     # The inbox's pages are the admin's too, under its login (inbox/admin_urls.py).
     path("admin/inbox/", include("inbox.admin_urls")),
+    # The analytics dashboard: a page of the admin site, behind its login.
+    path(
+        "admin/analytics/",
+        admin.site.admin_view(dashboard_view),
+        name="admin-analytics",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/", include("inbound.api.webhook_urls")),

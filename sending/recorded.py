@@ -1,5 +1,5 @@
 """What sending recorded, told to the apps above it: messages in and out, conversations
-created or reopened, statuses.
+created or reopened, statuses and the moves they made.
 
 One explicit registry (docs/architecture.md): an app above sending (campaigns, and the
 inbox and analytics that come next) registers a listener for a kind of record in its
@@ -56,6 +56,16 @@ class StatusesRecorded:
 
 
 @dataclass(frozen=True)
+class StatusesMoved:
+    """Chats of one organization whose channel status just changed: each as
+    `(chat, before, after)`, the statuses as written (a status webhook moving it forward
+    or failing it, statuses kept aside applied to a chat just recorded, an unknown send
+    settled). Told by the one place that moves them (sending/services/statuses.py)."""
+
+    moves: "list[tuple[Chat, str, str]]"
+
+
+@dataclass(frozen=True)
 class StatusesKept:
     """New status updates that found no chat and carry a send's callback data: perhaps
     a send whose outcome is unknown. Kept aside until their chat is recorded."""
@@ -64,8 +74,23 @@ class StatusesKept:
     updates: list[Any]
 
 
-Record = MessagesIn | MessagesOut | ConversationsChanged | StatusesRecorded | StatusesKept
-R = TypeVar("R", MessagesIn, MessagesOut, ConversationsChanged, StatusesRecorded, StatusesKept)
+Record = (
+    MessagesIn
+    | MessagesOut
+    | ConversationsChanged
+    | StatusesRecorded
+    | StatusesMoved
+    | StatusesKept
+)
+R = TypeVar(
+    "R",
+    MessagesIn,
+    MessagesOut,
+    ConversationsChanged,
+    StatusesRecorded,
+    StatusesMoved,
+    StatusesKept,
+)
 
 LISTENERS: dict[type, list[Callable[[Any], None]]] = {}
 

@@ -40,7 +40,7 @@ from contacts.models import Contact
 from events.models import Event
 from sending.models import AutoReply, AutoReplyState, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
-from sending.recorded import StatusesKept
+from sending.recorded import StatusesKept, StatusesMoved, announce
 from sending.services.chats import SendFailed, record_accepted, record_failure
 from sending.services.events import emit_chat
 from sending.services.statuses import apply_kept_statuses
@@ -266,6 +266,7 @@ def settle(chat: Chat, wam_id: str) -> None:
     )
     if not moved:
         return
+    announce(StatusesMoved([(chat, ChatStatus.FAILED, ChatStatus.ACCEPTED)]))
     chat.wam_id, chat.status = wam_id, ChatStatus.ACCEPTED
     chat.error_code, chat.error_title, chat.error_details = None, "", None
     emit_chat(Event.MESSAGE_SENT, chat)

@@ -16,7 +16,7 @@ from typing import cast
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 from sending.queries import any_kept, hold_message_ids
-from sending.recorded import StatusesKept, StatusesRecorded, announce
+from sending.recorded import StatusesKept, StatusesMoved, StatusesRecorded, announce, listens_for
 from sending.services.events import (
     emit_status_updates,
     forward_statuses,
@@ -69,7 +69,35 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
             moving = Chat.objects.filter(pk__in=ids, status__in=lower)
             moved += move_forward(moving, status, watched=bool(listeners))
+    if listens_for(StatusesMoved):
+        announce_moves(chats, highest)
     emit_status_updates(moved, listeners)
+
+
+def status_after(before: str, target: str) -> str:
+    """What a chat in status `before` is after advance_statuses took it toward `target`
+    (the highest of its new statuses, or `failed`): the updates' own rule, so that a
+    listener learns each move without reading the rows again."""
+    if target == ChatStatus.FAILED:
+        return ChatStatus.FAILED
+    if before in STATUS_RANK and STATUS_RANK[target] > STATUS_RANK[before]:
+        return target
+    return before
+
+
+def announce_moves(chats: dict[str, Chat], highest: dict[int, str]) -> None:
+    """StatusesMoved for the chats whose status changed. The chats were read holding their
+    message ids (`hold_message_ids`), so each one's status is the one the updates found."""
+    moves = []
+    for chat in {chat.pk: chat for chat in chats.values()}.values():
+        target = highest.get(chat.pk)
+        if target is None:
+            continue
+        after = status_after(chat.status, target)
+        if after != chat.status:
+            moves.append((chat, chat.status, after))
+    if moves:
+        announce(StatusesMoved(moves))
 
 
 def apply_kept_statuses(chat: Chat) -> int:

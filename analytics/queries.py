@@ -1,0 +1,95 @@
+"""The rollup's hand-written SQL: each batch's increments in one upsert statement (the
+ORM's upsert can only set columns to the values offered, not add to them), and the
+billable messages claimed once. Runs on PostgreSQL and SQLite alike."""
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import date
+
+from django.db import connection
+
+from analytics.models import SLOTS, BilledMessage, DailyBillable, DailyMessages, DailyStaffMessages
+
+MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
+
+
+def slot() -> int:
+    """This process and thread's slot of the day's rows: concurrent transactions add to
+    different rows instead of queueing on one."""
+    return hash((os.getpid(), threading.get_ident())) % SLOTS
+
+
+def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable[tuple]) -> None:
+    """INSERT ... ON CONFLICT (keys) DO UPDATE SET counter = counter + excluded.counter,
+    for `rows` of (keys..., counters...), in key order (concurrent batches lock the rows
+    they share in one order)."""
+    ordered = sorted(rows)
+    if not ordered:
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(name) for name in (*keys, *counters))
+    one = "(" + ", ".join(["%s"] * (len(keys) + len(counters))) + ")"
+    increments = ", ".join(
+        f"{quote(name)} = {table}.{quote(name)} + excluded.{quote(name)}" for name in counters
+    )
+    sql = (
+        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * len(ordered))} "  # noqa: S608
+        f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {increments}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for row in ordered for value in row])
+
+
+def add_messages(deltas: dict[tuple[int, date, int], list[int]]) -> None:
+    """Add to DailyMessages: `deltas` by (organization, day, number), MESSAGE_COUNTERS'
+    increments each."""
+    mine = slot()
+    add(
+        DailyMessages._meta.db_table,
+        ("organization_id", "day", "number_id", "slot"),
+        MESSAGE_COUNTERS,
+        (
+            (organization, day, number, mine, *counts)
+            for (organization, day, number), counts in deltas.items()
+            if any(counts)
+        ),
+    )
+
+
+def add_billable(deltas: dict[tuple[int, date, int, str], int]) -> None:
+    """Add to DailyBillable: `deltas` by (organization, day, number, category)."""
+    mine = slot()
+    add(
+        DailyBillable._meta.db_table,
+        ("organization_id", "day", "number_id", "category", "slot"),
+        ("messages",),
+        ((*key, mine, count) for key, count in deltas.items() if count),
+    )
+
+
+def add_staff_messages(deltas: dict[tuple[int, date, int], int]) -> None:
+    """Add to DailyStaffMessages: `deltas` by (organization, day, staff member)."""
+    add(
+        DailyStaffMessages._meta.db_table,
+        ("organization_id", "day", "staff_id"),
+        ("messages",),
+        ((*key, count) for key, count in deltas.items() if count),
+    )
+
+
+def claim_billed(categories: dict[int, str]) -> set[int]:
+    """Record the billable messages of `categories` (chat id: pricing category) and return
+    the chats recorded now: a chat counted before (its earlier status's pricing, or a
+    concurrent delivery's) is not returned again."""
+    if not categories:
+        return set()
+    table = BilledMessage._meta.db_table
+    items = sorted(categories.items())
+    sql = (
+        f"INSERT INTO {table} (chat_id, category) VALUES "  # noqa: S608
+        f"{', '.join(['(%s, %s)'] * len(items))} ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for item in items for value in item])
+        return {row[0] for row in cursor.fetchall()}
