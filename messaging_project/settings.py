@@ -379,6 +379,16 @@ API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0)
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 # Seconds one Cloud API call may take in all (connect, send, the answer's last byte).
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
+# The sandbox channel's messages move to sent, delivered and read like WhatsApp's, this
+# many seconds apart (the first after acceptance), through the status webhook's own path
+# (docs/channel.md, "The sandbox"). Fewer delays stop earlier (`1` is sent and no
+# further); `off` keeps them accepted.
+SANDBOX_STATUS_DELAYS = (
+    []
+    if env_str("SANDBOX_STATUS_DELAYS").lower() == "off"
+    else env_delays("SANDBOX_STATUS_DELAYS", [1, 1, 2])[:3]
+)
+
 
 # URLs the service fetches or posts to (event webhooks, media) must reach public
 # addresses only; true lifts that for development and tests (receivers on loopback).
