@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -63,6 +63,42 @@ def issue_token(*, organization: Organization, name: str = "") -> IssuedToken:
         organization=organization, name=name.strip()[:255], prefix=prefix, digest=digest
     )
     return IssuedToken(token=token, record=record)
+
+
+def import_token(*, organization: Organization, token: str, name: str = "") -> ApiToken:
+    """Keep a token the original product issued, hashed like ours (accounts/tokens.py), so
+    its clients go on with it; a ValidationError when it is too short, not a bearer
+    token's characters, one of ours, or known already."""
+    token = token.strip()
+    if token.startswith("wam_"):
+        refused = gettext_noop("This is one of this service's own tokens; it needs no import.")
+        raise ValidationError({"token": [refused]})
+    if len(token) < tokens.IMPORTED_MIN_LENGTH:
+        short = gettext_noop("The token is too short: at least %(length)s characters.")
+        params = {"length": tokens.IMPORTED_MIN_LENGTH}
+        raise ValidationError({"token": [ValidationError(short, params=params)]})
+    if not tokens.is_importable(token):
+        refused = gettext_noop(
+            "The token must be at most %(length)s printable characters, without spaces."
+        )
+        params = {"length": tokens.IMPORTED_MAX_LENGTH}
+        raise ValidationError({"token": [ValidationError(refused, params=params)]})
+    prefix = tokens.imported_prefix(token)
+    known = gettext_noop("This token is known already (%(prefix)s).")
+    if ApiToken.objects.filter(prefix=prefix).exists():
+        raise ValidationError({"token": [ValidationError(known, params={"prefix": prefix})]})
+    try:
+        with transaction.atomic():
+            return ApiToken.objects.create(
+                organization=organization,
+                name=name.strip()[:255],
+                prefix=prefix,
+                digest=tokens.digest_of(token),
+            )
+    except IntegrityError:  # imported meanwhile by another run
+        raise ValidationError(
+            {"token": [ValidationError(known, params={"prefix": prefix})]}
+        ) from None
 
 
 def find_token(token_or_prefix: str) -> ApiToken:

@@ -257,7 +257,7 @@ class ContactImportForm(forms.Form):
     organization: "forms.ModelChoiceField[Organization]" = forms.ModelChoiceField(
         queryset=None, label=_("Organization")
     )
-    file = forms.FileField(label=_("CSV file"))
+    file = forms.FileField(label=_("CSV or Excel file"))
     on_duplicate = forms.ChoiceField(
         label=_("Numbers already there"),
         choices=OnDuplicate.choices,

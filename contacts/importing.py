@@ -34,7 +34,7 @@ from contacts.models import (
     ImportStatus,
     OnDuplicate,
 )
-from contacts.representations import contact_import_data
+from contacts.representations import ADDRESS_KEYS, contact_import_data, full_address
 from contacts.services import adjust_live_counts, create_contact_group
 from events.models import Event
 from events.services import emit_event
@@ -52,9 +52,15 @@ ROW_INVALID_EMAIL = gettext_noop("The email must be a valid email address.")
 ROW_TOO_LONG = gettext_noop("A value is longer than 255 characters.")
 ROW_NO_PHONE = gettext_noop("The phone is missing.")
 ROW_GROUP_GONE = gettext_noop("The contact group was deleted during the import.")
+ROW_BAD_FLAG = gettext_noop(
+    "is_favorite and opted_out must be 1 or 0 (true or false, yes or no), or blank."
+)
 IMPORTED_TEXT_FIELDS = ("first_name", "last_name", "email")
 # What a new contact takes from its row, besides the metadata.
 NEW_CONTACT_FIELDS = ("phone", *IMPORTED_TEXT_FIELDS, "contact_group_id")
+# What a row may set beside them: the address's parts (merged into the contact's
+# address) and the yes-or-no columns.
+ROW_EXTRAS = ("address", *imports.FLAGS)
 # The most of a failed row's phone its error repeats.
 ERROR_PHONE_LENGTH = 64
 # How deep a JSON import's metadata may nest.
@@ -81,7 +87,7 @@ def checked_row(values: dict[str, Any]) -> dict[str, Any]:
     except InvalidPhoneNumber as error:
         raise RowRefused(str(error)) from None
     row: dict[str, Any] = {"phone": phone}
-    for field in (*IMPORTED_TEXT_FIELDS, "group"):
+    for field in (*IMPORTED_TEXT_FIELDS, "group", *ADDRESS_KEYS):
         value = values.get(field) or None
         if value is not None and len(value) > 255:
             raise RowRefused(ROW_TOO_LONG)
@@ -91,8 +97,23 @@ def checked_row(values: dict[str, Any]) -> dict[str, Any]:
             validate_email(row["email"])
         except ValidationError:
             raise RowRefused(ROW_INVALID_EMAIL) from None
+    # The parts the row gives; a blank one keeps what the contact has.
+    parts = {key: row.pop(key) for key in ADDRESS_KEYS}
+    row["address"] = {key: value for key, value in parts.items() if value is not None} or None
+    for flag in imports.FLAGS:
+        row[flag] = flag_value(values.get(flag))
     row["metadata"] = values.get("metadata") or None
     return row
+
+
+def flag_value(value: str | None) -> bool | None:
+    """A yes-or-no cell: None when blank (the contact keeps its value)."""
+    text = (value or "").strip().casefold()
+    if not text:
+        return None
+    if text not in imports.FLAG_VALUES:
+        raise RowRefused(ROW_BAD_FLAG)
+    return imports.FLAG_VALUES[text]
 
 
 def run_contact_import(*, import_id: int) -> str:
@@ -309,7 +330,11 @@ def insert_new_contacts(
     # waited for the total) was a deadlock.
     if connection.vendor == "postgresql":
         values = [
-            {field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata") if row[field]}
+            {
+                field: value
+                for field, value in new_contact_values(row).items()
+                if value not in (None, "", False)
+            }
             for row in rows
         ]
         inserted = queries.insert_imported(
@@ -333,23 +358,38 @@ def insert_new_contacts(
     return ids
 
 
+def new_contact_values(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's values as a new contact takes them: its address whole (every key, as the
+    API writes one), a blank yes-or-no column as no."""
+    return {
+        **{field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata")},
+        "address": full_address(row["address"]) if row["address"] else None,
+        **{flag: bool(row[flag]) for flag in imports.FLAGS},
+    }
+
+
 def new_contact(contact_import: ContactImport, row: dict[str, Any]) -> Contact:
     return Contact(
         uuid=uuid.uuid4(),
         organization_id=contact_import.organization_id,
         created_by=contact_import.created_by,
-        **{field: row[field] for field in (*NEW_CONTACT_FIELDS, "metadata")},
+        **new_contact_values(row),
     )
 
 
 def merge_row(change: dict[str, Any], row: dict[str, Any]) -> None:
     """Add a row's update to what earlier rows of the batch give the same contact: the
-    values it gives (a blank cell keeps what is there), its extra columns merged."""
-    for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id"):
+    values it gives (a blank cell keeps what is there), its extra columns and address
+    parts merged. A file may opt a contact out, never back in: only the contact's own
+    START does that (docs/contacts.md)."""
+    for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id", "is_favorite"):
         if row[field] is not None:
             change[field] = row[field]
-    if row["metadata"]:
-        change["metadata"] = {**change.get("metadata", {}), **row["metadata"]}
+    if row["opted_out"]:
+        change["opted_out"] = True
+    for merged in ("metadata", "address"):
+        if row[merged]:
+            change[merged] = {**change.get(merged, {}), **row[merged]}
 
 
 def update_contacts(changes: list[dict[str, Any]]) -> None:
@@ -363,16 +403,29 @@ def update_contacts(changes: list[dict[str, Any]]) -> None:
         contact = contacts.get(change["id"])
         if contact is None:
             continue
-        for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id"):
+        for field in (*IMPORTED_TEXT_FIELDS, "contact_group_id", "is_favorite", "opted_out"):
             if field in change:
                 setattr(contact, field, change[field])
-        if "metadata" in change:
-            merged = contact.metadata if isinstance(contact.metadata, dict) else {}
-            contact.metadata = {**merged, **change["metadata"]}
+        for merged in ("metadata", "address"):
+            if merged in change:
+                kept = getattr(contact, merged)
+                setattr(
+                    contact, merged, {**(kept if isinstance(kept, dict) else {}), **change[merged]}
+                )
         contact.updated_at = now
     Contact.objects.live().bulk_update(
         list(contacts.values()),
-        ["first_name", "last_name", "email", "contact_group", "metadata", "updated_at"],
+        [
+            "first_name",
+            "last_name",
+            "email",
+            "contact_group",
+            "metadata",
+            "address",
+            "is_favorite",
+            "opted_out",
+            "updated_at",
+        ],
     )
 
 

@@ -1,4 +1,5 @@
-"""Reading a contacts import: a CSV file as spreadsheets write them, or a JSON list.
+"""Reading a contacts import: a CSV file as spreadsheets write them, an Excel workbook
+(the original product's export, read as CSV by contacts/workbooks.py), or a JSON list.
 
 Everything that can make a whole file unusable is found here, before anything is
 stored: the encoding (UTF-8 with or without a byte-order mark; anything else is read as
@@ -13,8 +14,9 @@ database cannot store) are checked row by row when the import runs
 Cells marked as text by the export (a `'` before a formula's first character) are read
 without the mark (contacts.representations.unmarked_cell).
 
-A row is `[number, {field: value}]`: the five known fields under their own names and,
-under `metadata`, the other columns by their header as written, with their text.
+A row is `[number, {field: value}]`: the known fields under their own names (the
+original product's `Group name` is `group`, its `Street`...`Country` the address's parts)
+and, under `metadata`, the other columns by their header as written, with their text.
 """
 
 import codecs
@@ -24,20 +26,23 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.utils.translation import gettext_noop
 
-from contacts.representations import unmarked_cell
+from contacts import workbooks
+from contacts.representations import ADDRESS_KEYS, unmarked_cell
 
 # The largest file (and JSON body) taken, and the most rows; the web server and the API's
 # body limit let a request this large through to the import alone (settings).
 MAX_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 200_000
 
-FIELDS = ("first_name", "last_name", "phone", "email", "group")
+# Yes-or-no columns (the export's): how their cells may say it; a blank keeps the value.
+FLAGS = ("is_favorite", "opted_out")
+FLAG_VALUES = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 # Header names as matched: lower case, without spaces, underscores or hyphens.
 COLUMNS = {
     "firstname": "first_name",
@@ -46,8 +51,15 @@ COLUMNS = {
     "phonenumber": "phone",
     "email": "email",
     "group": "group",
+    "groupname": "group",  # the original product's export
     "contactgroup": "group",
     "metadata": "metadata",
+    **{key: key for key in ADDRESS_KEYS},
+    "zipcode": "zip",
+    "postalcode": "zip",
+    "isfavorite": "is_favorite",
+    "favorite": "is_favorite",
+    "optedout": "opted_out",
 }
 DELIMITERS = (",", ";", "\t")
 
@@ -65,6 +77,15 @@ UNREADABLE_CSV = gettext_noop("The file could not be read as CSV: %(reason)s.")
 NOT_A_LIST = gettext_noop("Send the contacts as a list of objects.")
 NOT_AN_OBJECT = gettext_noop("Each contact must be an object.")
 NOT_TEXT = gettext_noop("The field %(field)s of contact %(row)s must be text or a number.")
+NOT_A_WORKBOOK = gettext_noop("The file is not an Excel workbook (.xlsx) that can be read.")
+WORKBOOK_TOO_LARGE = gettext_noop("The workbook unpacks to more than 256 MB.")
+WORKBOOK_TOO_MANY_PARTS = gettext_noop("The workbook holds more than 1,000 parts.")
+WORKBOOK_PROBLEMS = {
+    "not_a_workbook": NOT_A_WORKBOOK,
+    "too_large_unpacked": WORKBOOK_TOO_LARGE,
+    "too_many_parts": WORKBOOK_TOO_MANY_PARTS,
+    "empty": EMPTY_FILE,
+}
 
 Row = list  # [number, {field: value}]
 
@@ -148,22 +169,45 @@ def checked_csv(file: File) -> CheckedCsv:
     """A CSV file once every check csv_rows makes has passed (ImportRefused otherwise),
     read a line at a time and without making its rows: the web process streams the file
     to storage, and the import's task reads it (a 100,000-row file's rows cost the
-    request more than a second of the interpreter, which its other requests wait for)."""
+    request more than a second of the interpreter, which its other requests wait for).
+    A workbook is checked as the CSV file its first sheet makes (workbook_as_csv)."""
+    # A Django File is a binary file, as openpyxl and zipfile read one.
+    if workbooks.looks_like_workbook(cast(IO[bytes], file), file.name or ""):
+        converted = workbook_as_csv(file)
+        # Its size was checked as a workbook's; the CSV's is bounded by what it unpacks to.
+        encoding, _rows, count = read_csv(converted, with_rows=False, check_size=False)
+        return CheckedCsv(converted, encoding, count)
     encoding, _rows, count = read_csv(file, with_rows=False)
     return CheckedCsv(file, encoding, count)
+
+
+def workbook_as_csv(file: File) -> File:
+    """The first sheet of an uploaded workbook as a CSV file on disk (contacts/workbooks.py);
+    ImportRefused when it is too large, no workbook, or holds too many rows."""
+    if file.size is not None and file.size > MAX_BYTES:
+        raise refuse("file", TOO_LARGE)
+    try:
+        converted = workbooks.workbook_csv(cast(IO[bytes], file), max_rows=MAX_ROWS)
+    except workbooks.TooManyRows:
+        raise refuse("file", TOO_MANY_ROWS) from None
+    except workbooks.UnusableWorkbook as unusable:
+        raise refuse("file", WORKBOOK_PROBLEMS[unusable.reason]) from None
+    return File(converted, name="contacts.csv")
 
 
 def csv_rows(data: bytes | File, encoding: str | None = None) -> list[Row]:
     """The rows of a CSV file (ImportRefused when the file as a whole is unusable)."""
     file = data if isinstance(data, File) else File(io.BytesIO(data))
-    return read_csv(file, with_rows=True, encoding=encoding)[1]
+    # Its size was checked when it came (a workbook's CSV may be larger than an upload).
+    return read_csv(file, with_rows=True, encoding=encoding, check_size=False)[1]
 
 
 def read_csv(
-    file: File, *, with_rows: bool, encoding: str | None = None
+    file: File, *, with_rows: bool, encoding: str | None = None, check_size: bool = True
 ) -> tuple[str, list[Row], int]:
-    """The file's encoding, its rows (none unless `with_rows`) and their number."""
-    if file.size is not None and file.size > MAX_BYTES:
+    """The file's encoding, its rows (none unless `with_rows`) and their number;
+    `check_size`: refuse a file over MAX_BYTES (an upload)."""
+    if check_size and file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
     encoding = encoding or file_encoding(file)
     with text_of(file, encoding) as text:
@@ -247,9 +291,16 @@ def json_rows(contacts: Any) -> list[Row]:
         values: dict[str, Any] = {}
         metadata: dict[str, Any] = {}
         for name, value in contact.items():
-            field = COLUMNS.get(column_key(str(name)))
+            key = column_key(str(name))
+            field = COLUMNS.get(key)
             if field == "metadata" and isinstance(value, dict):
                 metadata.update(value)
+            elif key == "address" and isinstance(value, dict):  # as the API writes it
+                for part in ADDRESS_KEYS:
+                    if part in value:
+                        values[part] = json_text(value[part], field=f"address.{part}", row=number)
+            elif field in FLAGS and isinstance(value, bool):
+                values[field] = "1" if value else "0"
             elif field is not None and field != "metadata":
                 values[field] = json_text(value, field=str(name), row=number)
             elif value is not None:

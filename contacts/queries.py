@@ -232,18 +232,22 @@ def field_converters(db) -> list[tuple[int, Callable[..., Any]]]:
 # parameter per value and needed a second query for the ids.
 IMPORT_INSERT_SQL = """
 INSERT INTO {contact} (uuid, organization_id, created_by, created_at, updated_at, phone,
-    first_name, last_name, email, contact_group_id, metadata, user_id, is_favorite, opted_out)
+    first_name, last_name, email, contact_group_id, metadata, address, user_id, is_favorite,
+    opted_out)
 SELECT gen_random_uuid(), %(org)s, %(by)s, %(now)s, %(now)s, r.phone,
-    r.first_name, r.last_name, r.email, r.contact_group_id, r.metadata, '', false, false
+    r.first_name, r.last_name, r.email, r.contact_group_id, r.metadata, r.address, '',
+    COALESCE(r.is_favorite, false), COALESCE(r.opted_out, false)
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(phone text, first_name text, last_name text,
-    email text, contact_group_id bigint, metadata jsonb)
+    email text, contact_group_id bigint, metadata jsonb, address jsonb, is_favorite boolean,
+    opted_out boolean)
 ORDER BY r.phone
 ON CONFLICT DO NOTHING
 RETURNING id, phone
 """.format(**TABLES)
 
 # An import's updates of a batch (on_duplicate=update) in one statement: a value the row
-# leaves blank keeps the contact's, and its extra columns are merged into the metadata.
+# leaves blank keeps the contact's, its extra columns and address parts are merged into
+# the metadata and the address, and a file opts a contact out but never back in.
 # Earns 89% of an import's time (20,000 rows updating contacts: 31.5 s to 3.4 s) over
 # bulk_update, which built a CASE of 1,000 branches per column.
 IMPORT_UPDATE_SQL = """
@@ -256,9 +260,16 @@ UPDATE {contact} AS c SET
         WHEN r.metadata IS NULL THEN c.metadata
         WHEN jsonb_typeof(c.metadata) = 'object' THEN c.metadata || r.metadata
         ELSE r.metadata END,
+    address = CASE
+        WHEN r.address IS NULL THEN c.address
+        WHEN jsonb_typeof(c.address) = 'object' THEN c.address || r.address
+        ELSE r.address END,
+    is_favorite = COALESCE(r.is_favorite, c.is_favorite),
+    opted_out = c.opted_out OR COALESCE(r.opted_out, false),
     updated_at = %(now)s
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(id bigint, first_name text, last_name text,
-    email text, contact_group_id bigint, metadata jsonb)
+    email text, contact_group_id bigint, metadata jsonb, address jsonb, is_favorite boolean,
+    opted_out boolean)
 WHERE c.id = r.id AND c.deleted_at IS NULL
 """.format(**TABLES)
 
@@ -267,7 +278,8 @@ def insert_imported(
     *, organization_id: int, created_by: int, now: datetime, rows: list[dict[str, Any]]
 ) -> list[tuple[int, str]]:
     """IMPORT_INSERT_SQL: the rows (phone, first_name, last_name, email,
-    contact_group_id, metadata) as new contacts; (id, phone) of each one inserted."""
+    contact_group_id, metadata, address, is_favorite, opted_out; a key left out is null)
+    as new contacts; (id, phone) of each one inserted."""
     params: dict[str, Any] = {
         "org": organization_id,
         "by": created_by,

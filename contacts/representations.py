@@ -1,8 +1,9 @@
 """Contacts and groups as the API lists them (api.md's shapes), for the API, the
 events and the admin alike."""
 
+import json
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from contacts.models import Contact, ContactGroup, ContactImport
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
@@ -93,7 +94,19 @@ def contact_import_data(contact_import: ContactImport, *, with_errors: bool = Tr
 
 
 # The export's columns: the import's own, so that an export imports back as it was.
-EXPORT_COLUMNS = ["first_name", "last_name", "phone", "email", "group", "metadata"]
+EXPORT_COLUMNS = [
+    "first_name",
+    "last_name",
+    "phone",
+    "email",
+    "group",
+    *ADDRESS_KEYS,
+    "is_favorite",
+    "opted_out",
+    "metadata",
+]
+# Before the header: Excel reads a CSV file as UTF-8 only when it starts with this mark.
+BYTE_ORDER_MARK = "\ufeff"
 
 
 def export_row(
@@ -102,11 +115,16 @@ def export_row(
     phone: str,
     email: str | None,
     group: str | None,
+    address: dict | None,
+    is_favorite: bool,
+    opted_out: bool,
     metadata: dict | None,
 ) -> list[str]:
     """One contact as a row of the export: the number with its plus, the group by name,
-    the metadata as a JSON object (empty when there is none); text a spreadsheet would
+    the address's parts, 1 or 0 for the two flags, the metadata as a JSON object (empty
+    when there is none), all text as text (no `\\u` escapes); text a spreadsheet would
     run as a formula marked as text (safe_cell)."""
+    parts = address if isinstance(address, dict) else {}
     return [
         safe_cell(first_name or ""),
         safe_cell(last_name or ""),
@@ -115,7 +133,11 @@ def export_row(
         f"+{phone}" if phone else "",
         safe_cell(email or ""),
         safe_cell(group or ""),
-        cast(str, json_text(metadata)) if metadata else "",  # an object: starts with `{`
+        *(safe_cell(str(parts.get(key) or "")) for key in ADDRESS_KEYS),
+        "1" if is_favorite else "0",
+        "1" if opted_out else "0",
+        # An object: starts with `{`, never a formula.
+        json.dumps(metadata, ensure_ascii=False, separators=(",", ":")) if metadata else "",
     ]
 
 

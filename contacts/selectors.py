@@ -98,8 +98,9 @@ EXPORT_CHUNK = 2000
 
 def export_rows(*, organization_id: int, chunk: int = EXPORT_CHUNK) -> Iterator[tuple]:
     """Every live contact of the organization as the export's values (first name, last
-    name, phone, email, group name, metadata), by id. Read `chunk` rows a query, each
-    query starting after the last id read (keyset: no OFFSET, no whole table in memory)."""
+    name, phone, email, group name, address, favourite, opted out, metadata), by id. Read
+    `chunk` rows a query, each query starting after the last id read (keyset: no OFFSET,
+    no whole table in memory)."""
     live = Contact.objects.live().filter(organization_id=organization_id).order_by("id")
     last_id = 0
     while True:
@@ -111,6 +112,9 @@ def export_rows(*, organization_id: int, chunk: int = EXPORT_CHUNK) -> Iterator[
                 "phone",
                 "email",
                 "contact_group__name",
+                "address",
+                "is_favorite",
+                "opted_out",
                 "metadata",
             )[:chunk]
         )

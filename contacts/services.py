@@ -132,6 +132,7 @@ def create_contact(
     email: str | None = None,
     contact_group: ContactGroup | None = None,
     address: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
     is_favorite: bool = False,
     created_by: int = 0,
 ) -> Contact:
@@ -143,6 +144,7 @@ def create_contact(
         email=email,
         contact_group=contact_group,
         address=full_address(address),
+        metadata=metadata or None,
         is_favorite=is_favorite,
         created_by=created_by,
     )
@@ -177,11 +179,18 @@ def hold_live_group(group: ContactGroup) -> None:
 
 def update_contact(*, contact: Contact, changes: dict[str, Any]) -> Contact:
     """Change only the fields given (a field given as None is cleared), and only while the
-    contact is live: one deleted meanwhile is not found (Http404)."""
-    values: dict[str, Any] = {
-        field: full_address(value) if field == "address" else value
-        for field, value in changes.items()
-    }
+    contact is live: one deleted meanwhile is not found (Http404). `address_parts`: some
+    of the address's keys, each written over the address given or, without one, the
+    contact's own (the original product's flat `street`, `city`...)."""
+    values = dict(changes)
+    parts = values.pop("address_parts", None)
+    if parts:
+        base = values.get("address", contact.address)
+        values["address"] = {**(base if isinstance(base, dict) else {}), **parts}
+    if "address" in values:
+        values["address"] = full_address(values["address"])
+    if "metadata" in values:
+        values["metadata"] = values["metadata"] or None
     with transaction.atomic():
         if values.get("contact_group") is not None:
             hold_live_group(values["contact_group"])
@@ -201,8 +210,6 @@ def delete_contact(*, contact: Contact) -> None:
             organization_id=contact.organization_id,
             event=Event.CONTACT_DELETED,
             data=deleted_contact_data(contact, now),
-            # The original product posts the whole contact (events/formats.py).
-            swiftchats=lambda: contact_data(contact),
         )
 
 

@@ -164,6 +164,8 @@ MIDDLEWARE = [
     # One line per request (JSON with LOG_FORMAT=json), with its request id.
     "messaging_project.core.request_log.RequestLogMiddleware",
     "messaging_project.api.middleware.ApiResponseMiddleware",
+    # Laravel's `_method` and X-HTTP-Method-Override, after the body limits are checked.
+    "messaging_project.api.middleware.MethodOverrideMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -3,6 +3,7 @@ and the admin alike."""
 
 from typing import Any, cast
 
+from business_numbers.gateway import GatewayError
 from business_numbers.representations import canonical
 from contacts.representations import contact_data
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
@@ -83,6 +84,23 @@ def chat_detail(chat: Chat, *, new: bool = False) -> dict[str, Any]:
     """The chat as `GET /api/chats/{uuid}` shows it, as its events carry it too. A chat
     just recorded (`new`) has no status history yet."""
     return {**chat_record(chat), "statuses": [] if new else status_history(chat)}
+
+
+def refused_send_data(error: GatewayError) -> dict[str, Any]:
+    """The original product's answer to a send WhatsApp refused, which its message.sent
+    event carries: `success: false`, Graph's error body under `data` (its `error` object:
+    message, type, code, error_data, fbtrace_id, as the gateway kept them) and the error's
+    text under `message`."""
+    graph_error: dict[str, Any] = {"message": error.message}
+    if error.type is not None:
+        graph_error["type"] = error.type
+    if error.code is not None:
+        graph_error["code"] = error.code
+    if error.details is not None:
+        graph_error["error_data"] = {"messaging_product": "whatsapp", "details": error.details}
+    if error.fbtrace_id is not None:
+        graph_error["fbtrace_id"] = error.fbtrace_id
+    return {"success": False, "data": {"error": graph_error}, "message": error.message}
 
 
 def send_response_data(

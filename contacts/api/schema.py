@@ -8,7 +8,7 @@ tests/contacts/test_documented_shapes.py checks that the data functions return e
 the fields documented here.
 """
 
-from drf_spectacular.extensions import OpenApiViewExtension
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension, OpenApiViewExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -19,6 +19,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from contacts.api.serializers import (
+    METADATA_DEPTH,
     ContactGroupInputSerializer,
     ContactImportOptionsSerializer,
     ContactInputSerializer,
@@ -90,6 +91,24 @@ ContactPage = page_of(ContactRecordSerializer, "ContactPage")
 ContactDetail = detail_of(ContactRecordSerializer, "ContactDetail")
 ContactGroupPage = page_of(ContactGroupRecordSerializer, "ContactGroupPage")
 ContactGroupDetail = detail_of(ContactGroupRecordSerializer, "ContactGroupDetail")
+
+
+class ContactMetadataSchema(OpenApiSerializerFieldExtension):
+    """A contact's custom fields: an object, or the JSON text of one (a form's)."""
+
+    target_class = "contacts.api.serializers.ContactMetadataField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "oneOf": [
+                {"type": "object", "additionalProperties": True},
+                {"type": "string", "description": "The JSON text of an object."},
+            ],
+            "nullable": True,
+            "description": "The contact's custom fields (the original product's metadata): "
+            "an object, or its JSON text; null or empty text clears them. At most "
+            f"{METADATA_DEPTH} levels of objects and lists.",
+        }
 
 
 class ContactEditSerializer(ContactInputSerializer):

@@ -14,7 +14,12 @@ from rest_framework.viewsets import GenericViewSet
 from contacts import imports, selectors, tasks
 from contacts.api.serializers import ContactImportOptionsSerializer
 from contacts.models import ContactImport
-from contacts.representations import EXPORT_COLUMNS, contact_import_data, export_row
+from contacts.representations import (
+    BYTE_ORDER_MARK,
+    EXPORT_COLUMNS,
+    contact_import_data,
+    export_row,
+)
 from messaging_project.api.parsers import LaravelMultiPartParser, LargeJSONObjectParser
 from messaging_project.api.viewsets import OrganizationScopedMixin
 
@@ -31,7 +36,7 @@ class Echo:
 
 def export_lines(organization_id: int):
     writer = csv.writer(Echo())
-    yield writer.writerow(EXPORT_COLUMNS)
+    yield BYTE_ORDER_MARK + writer.writerow(EXPORT_COLUMNS)
     lines = []
     for values in selectors.export_rows(organization_id=organization_id):
         lines.append(writer.writerow(export_row(*values)))

@@ -49,6 +49,8 @@ from sending.models import UnhandledWebhookItem
 
 logger = logging.getLogger(__name__)
 
+# How the log of unhandled items names a change that names no field.
+NO_FIELD = "(no field)"
 # A handler gets the change's value and the news' time (unix seconds; None when unknown).
 FieldHandler = Callable[[Organization, dict, WebhookSummary, int | None], None]
 
@@ -88,8 +90,13 @@ def record_account_news(
     handler = FIELD_HANDLERS.get(field) if isinstance(field, str) else None
     if handler is None:
         summary.skipped += 1
-        if isinstance(field, str) and field:
-            guarded(log_unhandled, organization, value, summary, field)
+        # Whatever it is, the staff see it (an empty value, or a field that is not text,
+        # included): nothing WhatsApp sends is dropped unseen.
+        name = field if isinstance(field, str) and field else NO_FIELD
+        guarded(log_unhandled, organization, value, summary, name)
+        return
+    if not value:  # a known field with nothing in it
+        summary.skipped += 1
         return
     guarded(handler, organization, value, summary, news_time(entry_time, value))
 
@@ -348,7 +355,6 @@ ACCOUNT_EVENTS = {
     "ACCOUNT_DELETED": "DELETED",
     "ACCOUNT_OFFBOARDED": "OFFBOARDED",
     "ACCOUNT_RECONNECTED": "ACTIVE",
-    "VERIFIED_ACCOUNT": "ACTIVE",
 }
 BAN_STATES = {
     "DISABLE": "BANNED",
@@ -512,6 +518,13 @@ def account_update(
         changes["account_status"] = BAN_STATES[state]
         if state == "REINSTATE":
             changes["restrictions"] = []
+    elif event == "VERIFIED_ACCOUNT":
+        # A sandbox number upgraded to a verified account: kept in the number's log of
+        # alerts. It says nothing of a ban or a restriction, so it lifts none.
+        verified = verification_alert(value)
+        if channel is not None and verified not in as_list(channel.alerts):
+            alerts = [verified, *as_list(channel.alerts)][:ALERTS_KEPT]
+            changes["alerts"] = alerts
     elif event in ACCOUNT_EVENTS:
         changes["account_status"] = ACCOUNT_EVENTS[event]
         if event == "ACCOUNT_RESTRICTION":
@@ -521,6 +534,18 @@ def account_update(
     # Other events (partners, pricing tiers, violations' notices) say nothing of the
     # number's health: handled, nothing to keep.
     change_channel(organization, summary, channel, changes, at)
+
+
+def verification_alert(value: dict) -> dict:
+    """VERIFIED_ACCOUNT as an entry of the number's alerts (account_alerts' shape)."""
+    return {
+        "entity_type": "PHONE_NUMBER",
+        "entity_id": text(value.get("phone_number"), 64),
+        "alert_type": "VERIFIED_ACCOUNT",
+        "alert_severity": "INFORMATIONAL",
+        "alert_status": "ACTIVE",
+        "alert_description": "The number was upgraded to a verified account.",
+    }
 
 
 def restrictions(info: Any) -> list[dict]:

@@ -8,7 +8,8 @@
   `business_app`, with its message.sent event and never an auto-reply;
 - `history`: the Business app's past messages, recorded as chats with their own times,
   oldest first, without auto-replies or events per message: one history.imported event
-  for the change, with its counts.
+  for the change, with its counts; the media ids WhatsApp sends later, in `history`
+  changes whose `messages` stand outside any thread, reach the messages imported before.
 
 A change for another phone number of the same Meta app is counted and left alone, as
 for messages. Every item is recorded once: a message id is unique per organization, so a
@@ -116,6 +117,10 @@ def apply_preference(
     category, choice = item.get("category"), item.get("value")
     if category != MARKETING or choice not in PREFERENCES:
         raise ValueError(f"unknown preference {str(category)[:40]!r}: {str(choice)[:40]!r}")
+    # The item's own user, never another entry of contacts[] (whose profile or user id
+    # would name someone else): an item that names nobody is skipped.
+    if item.get("wa_id") in (None, "") and item.get("user_id") in (None, ""):
+        raise KeyError("wa_id")
     contact = contact_of(organization, user_of(item, "wa_id", "user_id", contacts))
     set_opted_out(contact_id=contact.pk, opted_out=PREFERENCES[choice])
     summary.preferences += 1
@@ -214,7 +219,7 @@ def record_history(organization: Organization, value: dict, summary: WebhookSumm
         return
     counts = Imported()
     chunks = [as_dict(chunk) for chunk in as_list(value.get("history"))]
-    past: list[tuple[Contact, dict]] = []
+    past: list[tuple[Contact, dict]] = later_media(organization, value, summary, counts)
     for chunk in chunks:
         for error in as_list(chunk.get("errors")):  # the business declined to share
             logger.info("History of organization %s not shared: %r", organization.pk, error)
@@ -236,6 +241,27 @@ def record_history(organization: Organization, value: dict, summary: WebhookSumm
             event=Event.HISTORY_IMPORTED,
             data=lambda: history_data(chunks, counts),
         )
+
+
+def later_media(
+    organization: Organization, value: dict, summary: WebhookSummary, counts: Imported
+) -> list[tuple[Contact, dict]]:
+    """The past messages a `history` change carries at its top level, outside any thread:
+    WhatsApp sends the media ids of imported media messages in such later webhooks. Each
+    is the customer's (its `to`, on the business's own messages, else its `from`): a
+    message imported before takes its media (record_new_past_message), one not seen yet
+    is imported with it."""
+    past = []
+    for message in as_list(value.get("messages")):
+        message = as_dict(message)
+        customer = message.get("to") or message.get("from")
+        contact = thread_contact(organization, {"id": customer})
+        if contact is None:
+            summary.skipped += 1
+            counts.skipped += 1
+            continue
+        past.append((contact, message))
+    return past
 
 
 def thread_contact(organization: Organization, thread: dict) -> Contact | None:

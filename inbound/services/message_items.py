@@ -91,12 +91,22 @@ def sender_of(item: dict, contacts: list[dict]) -> Sender:
 
 
 def matching_contact(item: dict, contacts: list[dict]) -> dict:
+    """The `contacts[]` entry that describes the item's user: the one with its number or
+    user id; else a lone entry, unless it names another user (it is then someone else's
+    profile, whose user id must not become this user's)."""
     for contact in contacts:
         if "from" in item and str(contact.get("wa_id")) == str(item["from"]):
             return contact
         if item.get("from_user_id") and contact.get("user_id") == item["from_user_id"]:
             return contact
-    return contacts[0] if len(contacts) == 1 else {}
+    if len(contacts) != 1:
+        return {}
+    lone = contacts[0]
+    if "from" in item and lone.get("wa_id") not in (None, ""):
+        return {}  # another number's entry
+    if item.get("from_user_id") and lone.get("user_id") not in (None, ""):
+        return {}  # another user id's entry
+    return lone
 
 
 def contact_of(

@@ -50,7 +50,7 @@ from contacts.models import Contact
 from contacts.opt_outs import apply_opt_out_words
 from contacts.services import move_whatsapp_user
 from events.models import Event
-from inbound.services.account_news import record_account_news
+from inbound.services.account_news import NO_FIELD, log_unhandled, record_account_news
 from inbound.services.customers import record_echoes
 from inbound.services.message_items import (
     USER_ID_MAX,
@@ -90,8 +90,10 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
         for change in as_list(as_dict(entry).get("changes")):
             change = as_dict(change)
             value = as_dict(change.get("value"))
-            field = change.get("field", "messages")
-            if not value:
+            # A change that names no field is not read as anything: it is logged for the
+            # staff as unhandled (Meta's docs show changes with `field` misplaced).
+            field = change.get("field", NO_FIELD)
+            if field == "messages" and not value:
                 summary.skipped += 1
                 continue
             if field != "messages":
@@ -110,6 +112,10 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
                 logger.info("Webhook change for another number, organization %s", organization.pk)
                 continue
             senders = [as_dict(c) for c in as_list(value.get("contacts"))]
+            calls = as_list(value.get("calls"))
+            if calls:  # calls are not handled: kept for the staff, as a `calls` change is
+                summary.skipped += len(calls)
+                guarded(log_unhandled, organization, value, summary, "calls")
             status_items += ((as_dict(item), value) for item in as_list(value.get("statuses")))
             for message in as_list(value.get("messages")):
                 message = with_change_errors(as_dict(message), value)

@@ -1,9 +1,12 @@
 """Headers every API response carries (caching, CORS, rate limit, gzip), the answers to
-bodies Django would misread (413 too large, 411 chunked, 400 empty JSON), and the
-admin's Content-Security-Policy."""
+bodies Django would misread (413 too large, 411 chunked, 400 empty JSON), Laravel's
+method spoofing, and the admin's Content-Security-Policy."""
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import HttpResponse, JsonResponse, UnreadablePostError
+from django.http.multipartparser import MultiPartParserError
+from django.http.request import RawPostDataException
 from django.middleware.gzip import GZipMiddleware
 from django.utils.deprecation import MiddlewareMixin
 
@@ -82,7 +85,7 @@ class ApiResponseMiddleware(GZipMiddleware):
             response = HttpResponse(status=204)
             response["Access-Control-Allow-Methods"] = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
             response["Access-Control-Allow-Headers"] = (
-                "Authorization, Content-Type, Accept, Idempotency-Key"
+                "Authorization, Content-Type, Accept, Idempotency-Key, X-HTTP-Method-Override"
             )
             response["Access-Control-Max-Age"] = "86400"
             return response
@@ -102,6 +105,66 @@ class ApiResponseMiddleware(GZipMiddleware):
             for name, value in state.headers().items():
                 response[name] = value
         return super().process_response(request, response)
+
+
+# Laravel's method spoofing (docs/api.md): what a POST may say it is instead.
+OVERRIDE_HEADER = "HTTP_X_HTTP_METHOD_OVERRIDE"
+OVERRIDE_FIELD = "_method"
+SPOOFED_METHODS = {"PUT", "PATCH", "DELETE"}
+FORM_TYPES = {"application/x-www-form-urlencoded", "multipart/form-data"}
+BAD_OVERRIDE = (
+    "The method override (_method or X-HTTP-Method-Override) must be PUT, PATCH or DELETE."
+)
+
+
+class MethodOverrideMiddleware(MiddlewareMixin):
+    """A POST to the API that says it is a PUT, PATCH or DELETE, as Laravel lets PHP
+    clients and HTML forms say it, is that method: by the header
+    `X-HTTP-Method-Override`, else the form field (or query parameter) `_method`, the
+    order Laravel reads them in. `POST` changes nothing; any other value is a 400. Only
+    for /api/: the channel's webhook and the admin keep their methods."""
+
+    def process_request(self, request):
+        if request.method != "POST" or not request.path.startswith(API_PREFIX):
+            return None
+        wanted = (
+            request.META.get(OVERRIDE_HEADER)
+            or form_method(request)
+            or request.GET.get(OVERRIDE_FIELD)
+        )
+        if not wanted:
+            return None
+        method = wanted.strip().upper()
+        if method == "POST":
+            return None
+        if method not in SPOOFED_METHODS:
+            return json_error(400, BAD_OVERRIDE)
+        request.method = method
+        return None
+
+
+def form_method(request) -> str:
+    """A form body's `_method` field. The body (within the API's limit, checked by
+    ApiResponseMiddleware before this runs) is read once and kept: DRF's parsers read the
+    same bytes again. The import's large uploads are never read here (they are streamed
+    to storage, and nobody edits by uploading a file). A body Django cannot parse is left
+    to DRF's parsers, whose errors are the API's."""
+    if request.content_type not in FORM_TYPES:
+        return ""
+    if request.path.rstrip("/") in settings.LARGE_BODY_PATHS:
+        return ""
+    try:
+        request.body  # noqa: B018 - read (and kept) before request.POST parses a copy
+        value = request.POST.get(OVERRIDE_FIELD)
+    except (
+        RawPostDataException,
+        RequestDataTooBig,
+        SuspiciousOperation,
+        MultiPartParserError,
+        UnreadablePostError,
+    ):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 class AdminContentSecurityPolicyMiddleware(MiddlewareMixin):

@@ -24,7 +24,7 @@ from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
 from sending.recorded import MessagesOut, announce
 from sending.services.conversations import with_conversations
-from sending.services.events import emit_chat, emit_chats
+from sending.services.events import emit_chat, emit_chats, emit_refused_send
 from sending.services.statuses import apply_kept_statuses
 
 logger = logging.getLogger(__name__)
@@ -180,6 +180,8 @@ def record(
                 chat.save(force_insert=True)
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel
                     emit_chat(Event.MESSAGE_SENT, chat)  # sending/services/events.py
+                elif error is not None:
+                    emit_refused_send(chat, error)
                 announce(MessagesOut([chat]))
                 apply_kept_statuses(chat)
                 if then is not None:

@@ -2,8 +2,9 @@
 whose status moved forward. Each is emitted in the transaction that records it, with
 the chat as `GET /api/chats/{uuid}` shows it, built only when an endpoint wants it.
 The original product's bodies (`swiftchats` endpoints) carry instead the WhatsApp change
-of the message or status (one message or status a body) and, for a message sent, the
-/api/send response; built only when such an endpoint wants the event.
+of the message or status (one message or status a body; every status WhatsApp sends, not
+only those that move a chat) and, for a message sent, the /api/send response, or for a
+send refused, WhatsApp's error; built only when such an endpoint wants the event.
 
 Kept apart from inbound.py and send.py, which call it in a line or two each.
 """
@@ -13,10 +14,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from events.models import Event
+from business_numbers.gateway import GatewayError
+from events.models import Event, Format
 from events.services import Listener, emit_events, subscribed_endpoints
-from sending.models import Chat, ChatStatusEvent
-from sending.representations import chat_data, chat_detail, send_response_data
+from sending.models import Chat
+from sending.representations import chat_data, chat_detail, refused_send_data, send_response_data
 
 # What a change's value says besides its messages and statuses (metadata, contacts, ...).
 ITEM_KEYS = ("messages", "statuses")
@@ -59,6 +61,22 @@ def emit_chat(event: str, chat: Chat, *, change: Callable[[], dict] | None = Non
     )
 
 
+def emit_refused_send(chat: Chat, error: GatewayError) -> None:
+    """message.sent with `success: false` and WhatsApp's error, for a send the channel did
+    not accept (its failed chat just recorded), to the `swiftchats` endpoints: the original
+    posts it for every send. Our own format has no such event (the send's answer says it)."""
+    listeners = subscribed_endpoints(chat.organization_id, Event.MESSAGE_SENT)
+    originals = [listener for listener in listeners if listener.format == Format.SWIFTCHATS]
+    if originals:
+        emit_events(
+            organization_id=chat.organization_id,
+            event=Event.MESSAGE_SENT,
+            data=lambda: [],
+            endpoints=originals,
+            swiftchats=lambda: [{"data": refused_send_data(error)}],
+        )
+
+
 def emit_chats(event: str, chats: list[Chat]) -> None:
     """`emit_chat` for many chats of one organization (a campaign's batch): one emission."""
     if chats:
@@ -86,12 +104,14 @@ def emit_changed_chat(event: str, chat_id: int, organization_id: int) -> None:
 
 
 def status_listeners(chats: Iterable[Chat]) -> list[Listener]:
-    """The endpoints that want the status updates of these chats (one organization's):
-    none means the statuses are moved without finding out which chats moved."""
+    """The endpoints in our own format that want the status updates of these chats (one
+    organization's): none means the statuses are moved without finding out which chats
+    moved. (`swiftchats` endpoints get every status as it came: forward_statuses.)"""
     first = next(iter(chats), None)
     if first is None:
         return []
-    return subscribed_endpoints(first.organization_id, Event.MESSAGE_STATUS_UPDATE)
+    listeners = subscribed_endpoints(first.organization_id, Event.MESSAGE_STATUS_UPDATE)
+    return [listener for listener in listeners if listener.format != Format.SWIFTCHATS]
 
 
 def move_forward(chats: QuerySet[Chat], status: str, *, watched: bool) -> list[int]:
@@ -108,25 +128,8 @@ def move_forward(chats: QuerySet[Chat], status: str, *, watched: bool) -> list[i
     return moved
 
 
-def status_change(chat: Chat, cause: Any) -> dict[str, Any]:
-    """The WhatsApp change of the status that moved `chat`: as WhatsApp sent it, or for a
-    status kept aside until its chat was recorded (stored without it), rebuilt."""
-    if getattr(cause, "item", None) is not None:
-        return whatsapp_change(cause.value, statuses=[cause.item])
-    item: dict[str, Any] = {"id": chat.wam_id, "status": chat.status}
-    if isinstance(cause, ChatStatusEvent):
-        item.update(status=cause.status, timestamp=str(int(cause.timestamp.timestamp())))
-        if cause.error_details:
-            item["errors"] = [cause.error_details]
-    item["recipient_id"] = chat.contact.phone
-    return whatsapp_change(None, statuses=[item])
-
-
-def emit_status_updates(
-    chat_ids: Iterable[int], listeners: list[Listener], causes: Mapping[int, Any] | None = None
-) -> None:
-    """message.status.update for each chat that moved, as it is now; `causes`: the status
-    event that moved each (for the original product's body)."""
+def emit_status_updates(chat_ids: Iterable[int], listeners: list[Listener]) -> None:
+    """message.status.update for each chat that moved, as it is now (our own format)."""
     chat_ids = sorted(set(chat_ids))
     if not listeners or not chat_ids:
         return
@@ -141,7 +144,25 @@ def emit_status_updates(
         event=Event.MESSAGE_STATUS_UPDATE,
         data=lambda: [chat_detail(chat) for chat in chats],
         endpoints=listeners,
-        swiftchats=lambda: [
-            {"data": status_change(chat, (causes or {}).get(chat.pk))} for chat in chats
-        ],
     )
+
+
+def forward_statuses(organization_id: int, statuses: list[tuple[dict, Any]]) -> None:
+    """message.status.update to the `swiftchats` endpoints for each status WhatsApp sent
+    (its item and its change's value), as the original passes on every status webhook:
+    also for a message this service did not send (a business cutting over from the
+    original) and a status that moves no chat. A status delivered again is not passed on."""
+    if not statuses:
+        return
+    listeners = subscribed_endpoints(organization_id, Event.MESSAGE_STATUS_UPDATE)
+    originals = [listener for listener in listeners if listener.format == Format.SWIFTCHATS]
+    if originals:
+        emit_events(
+            organization_id=organization_id,
+            event=Event.MESSAGE_STATUS_UPDATE,
+            data=lambda: [],
+            endpoints=originals,
+            swiftchats=lambda: [
+                {"data": whatsapp_change(value, statuses=[item])} for item, value in statuses
+            ],
+        )

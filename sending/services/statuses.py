@@ -11,13 +11,18 @@ that whichever commits second sees the first one's row.
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 from sending.queries import any_kept, hold_message_ids
 from sending.recorded import StatusesKept, StatusesRecorded, announce
-from sending.services.events import emit_status_updates, move_forward, status_listeners
+from sending.services.events import (
+    emit_status_updates,
+    forward_statuses,
+    move_forward,
+    status_listeners,
+)
 
 # Forward order of an outbound message's status; anything else never moves it.
 STATUS_RANK: dict[str, int] = {
@@ -43,11 +48,9 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
     listeners = status_listeners(chats[event.wam_id] for event in events)
     moved: list[int] = []
     highest: dict[int, str] = {}
-    causes: dict[int, Any] = {}  # each chat's event that set its status, for the events
     for event in events:
         chat = chats[event.wam_id]
         if event.status == ChatStatus.FAILED:
-            causes[chat.pk] = event
             Chat.objects.filter(pk=chat.pk).update(
                 status=ChatStatus.FAILED,
                 error_code=event.error_code,
@@ -60,14 +63,13 @@ def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
             current = highest.get(chat.pk)
             if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
                 highest[chat.pk] = event.status
-                causes[chat.pk] = event
     for status in FORWARD:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
             moving = Chat.objects.filter(pk__in=ids, status__in=lower)
             moved += move_forward(moving, status, watched=bool(listeners))
-    emit_status_updates(moved, listeners, causes)
+    emit_status_updates(moved, listeners)
 
 
 def apply_kept_statuses(chat: Chat) -> int:
@@ -106,7 +108,7 @@ class StatusUpdate:
     conversation: dict | None = None
     callback_data: str = ""  # the send's biz_opaque_callback_data, when it had one
     # The status as WhatsApp sent it and its change's value (for the original product's
-    # message.status.update body): references, nothing copied.
+    # message.status.update body, sent for every new status): references, nothing copied.
     item: dict | None = field(default=None, compare=False, repr=False)
     value: dict | None = field(default=None, compare=False, repr=False)
 
@@ -185,6 +187,11 @@ def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> t
     )
     moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
     advance_statuses(moving, chats)
+    # The original product's receivers get every new status, whichever chat it is for.
+    forward_statuses(
+        organization.pk,
+        [(update.item, update.value) for update in new if update.item is not None],
+    )
     found = [update for update in new if update.wam_id in chats]
     if found:
         announce(StatusesRecorded(organization, found, chats))

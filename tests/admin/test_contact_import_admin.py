@@ -76,7 +76,7 @@ def test_staff_export_their_organizations_contacts(admin_a, org_a, org_b):
     ContactFactory(organization=org_a, first_name="Mine", phone="14155552671")
     ContactFactory(organization=org_b, first_name="Theirs", phone="14155552672")
     response = admin_a.get(EXPORT)
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig"))))
     assert rows[0][:3] == ["first_name", "last_name", "phone"]
     assert [row[0] for row in rows[1:]] == ["Mine"]
 
@@ -85,5 +85,5 @@ def test_a_superuser_exports_the_organization_chosen(admin_super, org_a, org_b):
     ContactFactory(organization=org_b, first_name="Theirs", phone="14155552672")
     assert admin_super.get(EXPORT).status_code == 302  # which organization?
     response = admin_super.get(f"{EXPORT}?organization={org_b.pk}")
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig"))))
     assert [row[0] for row in rows[1:]] == ["Theirs"]

@@ -51,13 +51,17 @@ def test_excel_utf8_file_with_bom_and_crlf_is_imported_with_extra_columns(api, o
     found = contacts_of(org_a)
     ana = found["34612345678"]
     assert (ana.first_name, ana.last_name, ana.email) == ("Ana", "García", "ana@example.com")
-    assert ana.metadata == {"City": "Madrid", "Plan": "gold"}
+    # `City` is the address's (as the original product's export has it); `Plan` is kept.
+    assert ana.metadata == {"Plan": "gold"}
+    assert ana.address["city"] == "Madrid"
     assert ana.contact_group.name == "Madrid"
-    assert found["4915123456789"].metadata == {"City": "Berlin"}
+    assert found["4915123456789"].metadata is None
+    assert found["4915123456789"].address["city"] == "Berlin"
     assert found["4915123456789"].email is None
-    # The record shows the metadata as a JSON-encoded string, like the address.
+    # The record shows the metadata and the address as JSON-encoded strings.
     listed = api.get("/api/contacts").json()["data"]
-    assert {json.loads(c["metadata"])["City"] for c in listed} == {"Madrid", "Berlin"}
+    assert {json.loads(c["address"])["city"] for c in listed} == {"Madrid", "Berlin"}
+    assert [json.loads(c["metadata"]) for c in listed if c["metadata"]] == [{"Plan": "gold"}]
     assert api.get("/api/contacts").json()["meta"]["total"] == 2
 
 
@@ -161,7 +165,8 @@ def test_rows_repeating_a_number_update_it_in_the_files_order(api, org_a):
     contact = contacts_of(org_a)["442079460001"]
     assert (contact.first_name, contact.last_name) == ("Three", "Kept")
     assert contact.email == "one@example.com"  # the later blank cells kept it
-    assert contact.metadata == {"plan": "pro", "since": "2020", "city": "Leeds"}
+    assert contact.metadata == {"plan": "pro", "since": "2020"}
+    assert contact.address["city"] == "Leeds"  # `city` is the address's
 
 
 def test_a_json_list_is_imported_like_a_file(api, org_a):

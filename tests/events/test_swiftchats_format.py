@@ -3,6 +3,7 @@
 (payloads/swiftchats_examples.json, its source named there)."""
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -171,44 +172,59 @@ def test_message_status_update_is_the_whatsapp_change(webhook_org, original):
     same_shape(body["data"]["data"], example)
 
 
-def test_one_status_body_per_chat_moved(webhook_org, original):
+def test_one_status_body_per_status_whatsapp_sent(webhook_org, original):
+    """The original passes on every status webhook (its WebhookController.php): each new
+    status is a body, whether it moved its chat or not."""
     ChatFactory(organization=webhook_org, wam_id="wamid.OUT1")
     ChatFactory(organization=webhook_org, wam_id="wamid.OUT2")
-    deliver(
-        webhook_org,
-        envelope(
-            statuses(
-                status("wamid.OUT1", "sent", 100),
-                status("wamid.OUT1", "delivered", 101),
-                status("wamid.OUT2", "sent", 100),
-            )
-        ),
+    delivery = envelope(
+        statuses(
+            status("wamid.OUT1", "sent", 100),
+            status("wamid.OUT1", "delivered", 101),
+            status("wamid.OUT2", "sent", 100),
+        )
     )
-    found = sorted(
+    deliver(webhook_org, delivery)
+    found = [
         (item["id"], item["status"])
         for b in original_bodies(original)
         for item in b["data"]["data"]["value"]["statuses"]
-    )
-    assert found == [("wamid.OUT1", "delivered"), ("wamid.OUT2", "sent")]
+    ]
+    assert found == [("wamid.OUT1", "sent"), ("wamid.OUT1", "delivered"), ("wamid.OUT2", "sent")]
+    deliver(webhook_org, delivery)  # WhatsApp delivering again: nothing passed on twice
+    assert len(original_bodies(original)) == 3
 
 
-def test_a_status_that_came_before_its_send_is_rebuilt(webhook_org, original):
-    """Meta may post `sent` before the send has recorded its chat: the status is kept
-    aside, stored without WhatsApp's item, and its body rebuilt when the chat arrives."""
+def test_a_status_for_a_message_sent_before_the_cutover_is_passed_on(webhook_org, original):
+    """A business moving from the original: statuses of messages the original sent still
+    reach its receivers, though this service has no chat for them."""
+    item = status("wamid.SENT-BY-THE-ORIGINAL", "read", 100)
+    deliver(webhook_org, envelope(statuses(item)))
+    [body] = original_bodies(original)
+    assert body["event"] == "message.status.update"
+    assert body["data"]["data"]["value"]["statuses"] == [item]
+
+
+def test_a_status_that_moves_no_chat_is_passed_on(webhook_org, original):
+    standard = services.create_endpoint(organization=webhook_org, url="https://example.com/new")
+    ChatFactory(organization=webhook_org, wam_id="wamid.OUT1", status="read")
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "warning", 100))))
+    [body] = original_bodies(original)
+    assert body["data"]["data"]["value"]["statuses"][0]["status"] == "warning"
+    assert bodies(endpoint=standard) == []  # our own format: only a chat that moved
+
+
+def test_a_status_that_came_before_its_send_is_passed_on_once(webhook_org, original):
+    """Meta may post `sent` before the send has recorded its chat: the status is passed
+    on as it came, and not again when the chat is recorded and takes it."""
     from sending.services.statuses import apply_kept_statuses
 
-    deliver(webhook_org, envelope(statuses(status("wamid.EARLY", "sent", 100))))
+    item = status("wamid.EARLY", "sent", 100)
+    deliver(webhook_org, envelope(statuses(item)))
     chat = ChatFactory(organization=webhook_org, wam_id="wamid.EARLY")
     apply_kept_statuses(chat)
     [body] = [b for b in original_bodies(original) if b["event"] == "message.status.update"]
-    assert body["data"]["data"]["value"]["statuses"] == [
-        {
-            "id": "wamid.EARLY",
-            "status": "sent",
-            "timestamp": "100",
-            "recipient_id": chat.contact.phone,
-        }
-    ]
+    assert body["data"]["data"]["value"]["statuses"] == [item]
 
 
 def test_message_sent_is_the_send_response(api, org_a, original):
@@ -229,6 +245,56 @@ def test_message_sent_is_the_send_response(api, org_a, original):
     )
 
 
+def test_a_refused_send_is_message_sent_with_success_false(api, cloud_org, graph):
+    """As the original's WhatsappService posts it (app/Services/WhatsappService.php): the
+    send's answer object, `success: false`, Graph's error body under `data` and its text
+    under `message`. Our own format has no message.sent for it."""
+    original = services.create_endpoint(
+        organization=cloud_org, url="https://example.com/original", format=Format.SWIFTCHATS
+    )
+    standard = services.create_endpoint(organization=cloud_org, url="https://example.com/new")
+    graph.reply(
+        400,
+        {
+            "error": {
+                "message": "(#131026) Message undeliverable",
+                "type": "OAuthException",
+                "code": 131026,
+                "error_data": {
+                    "messaging_product": "whatsapp",
+                    "details": "Message Undeliverable.",
+                },
+                "fbtrace_id": "Az8or2yhqkZfEZ-_4Qn_Bam",
+            }
+        },
+    )
+    response = api.post("/api/send", {"phone": "+14155552671", "message": "Hi"}, format="json")
+    assert response.status_code == 422
+    [body] = [b for b in original_bodies(original) if b["event"] == "message.sent"]
+    assert body == {
+        "event": "message.sent",
+        "data": {
+            "data": {
+                "success": False,
+                "data": {
+                    "error": {
+                        "message": "(#131026) Message undeliverable",
+                        "type": "OAuthException",
+                        "code": 131026,
+                        "error_data": {
+                            "messaging_product": "whatsapp",
+                            "details": "Message Undeliverable.",
+                        },
+                        "fbtrace_id": "Az8or2yhqkZfEZ-_4Qn_Bam",
+                    }
+                },
+                "message": "(#131026) Message undeliverable",
+            }
+        },
+    }
+    assert [b for b in bodies(endpoint=standard) if b["type"] == "message.sent"] == []
+
+
 def test_contact_events_are_the_contact_record(api, org_a, original):
     contact = api.post(
         "/api/contacts", {"phone": "+14155552671", "first_name": "Ada"}, format="json"
@@ -240,13 +306,16 @@ def test_contact_events_are_the_contact_record(api, org_a, original):
     assert [b["event"] for b in found] == ["contact.created", "contact.updated", "contact.deleted"]
     assert found[1]["data"] == listed
     assert found[1]["data"]["formatted_phone_number"] == "+1 415-555-2671"
-    deleted = found[2]["data"]
-    assert deleted["uuid"] == contact and deleted["deleted_at"] is not None
-    assert deleted["full_name"] == "Ada Lovelace"
-    for body in found:
+    for body in found[:2]:
         same_shape(
             body["data"], EXAMPLES[body["event"]]["data"], missing=ORIGINAL_ONLY_CONTACT_KEYS
         )
+    # As the original's ContactService::delete posts it (app/Services/ContactService.php):
+    # a list of {uuid, deleted_at}, the time in ISO 8601 with `Z` (Carbon's toISOString).
+    [gone] = found[2]["data"]["list"]
+    assert set(found[2]["data"]) == {"list"}
+    assert set(gone) == {"uuid", "deleted_at"} and gone["uuid"] == contact
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", gone["deleted_at"])
 
 
 def test_group_events(api, org_a, original):
@@ -285,8 +354,12 @@ def test_autoreply_events(api, org_a, original):
     ]
     assert found[1]["data"] == listed
     assert json.loads(found[1]["data"]["metadata"]) == {"type": "text", "data": {"text": "10 to 6"}}
-    [gone] = found[2]["data"]["list"]
+    # As the original's AutoReplyService::destroy posts it (app/Services/AutoReplyService.php):
+    # `list` is one {uuid, deleted_at} object, not a list.
+    gone = found[2]["data"]["list"]
+    assert isinstance(gone, dict)
     assert gone["uuid"] == uuid and set(gone) == {"uuid", "deleted_at"}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", gone["deleted_at"])
     same_shape(found[0]["data"], EXAMPLES["autoreply.created"]["data"])
     same_shape(found[1]["data"], EXAMPLES["autoreply.updated"]["data"])
     same_shape(gone, EXAMPLES["autoreply.deleted"]["data"]["list"])

@@ -39,6 +39,14 @@ CONTACT = {
     "email": "ada@example.com",
     "contact_group": None,
     "address": {"street": "1 Main St", "city": "X", "state": "Y", "zip": "1", "country": "Z"},
+    # The original product's names for the group and the address, and its custom fields.
+    "group": None,
+    "street": "1 Main St",
+    "city": "X",
+    "state": "Y",
+    "zip": "1",
+    "country": "Z",
+    "metadata": '{"Plan": "gold"}',
 }
 CANNED_REPLY = {
     "name": "Hours",

@@ -18,7 +18,7 @@ class Command(BaseCommand):
         tokens = ApiToken.objects.select_related("organization")
         if organization:
             tokens = tokens.filter(organization=organization_argument(organization))
-        columns = "{:<14} {:<24} {:<24} {:<19} {:<19} {}"
+        columns = "{:<16} {:<24} {:<24} {:<19} {:<19} {}"
         self.stdout.write(
             columns.format("PREFIX", "NAME", "ORGANIZATION", "CREATED", "LAST USED", "STATUS")
         )
