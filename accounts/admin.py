@@ -21,6 +21,8 @@ from messaging_project.core.service_admin import ServiceAdmin, adopt
 admin.site.site_header = "WhatsApp Business Messaging"
 admin.site.site_title = "WhatsApp Business Messaging"
 admin.site.index_title = _("Administration")
+# No "View site" link: the service has no public site besides the admin (docs/admin.md).
+admin.site.site_url = None
 
 
 class SuperuserOnlyAdmin(ServiceAdmin):

@@ -148,3 +148,23 @@ class StaffMember(Membership):
         proxy = True
         verbose_name = _("staff member")
         verbose_name_plural = _("staff members")
+
+
+class AdminLanguage(models.Model):
+    """The language a staff member chose in the admin's header (docs/admin.md,
+    "Languages"): theirs on every device they log in from, whatever the browser says."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="admin_language",
+        verbose_name=_("user"),
+    )
+    language = models.CharField(_("language"), max_length=16, choices=settings.LANGUAGES)
+
+    class Meta:
+        verbose_name = _("admin language")
+        verbose_name_plural = _("admin languages")
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.language}"

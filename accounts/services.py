@@ -4,6 +4,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
@@ -12,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from accounts import tokens
-from accounts.models import ApiToken, Membership, Organization, Role
+from accounts.models import AdminLanguage, ApiToken, Membership, Organization, Role
 
 # last_used_at is refreshed at most this often, so a busy token is not a write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -180,3 +181,17 @@ def create_staff_user(
     Membership.objects.create(user=user, organization=organization, role=role)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))
     return user
+
+
+def set_admin_language(*, user, language: str) -> None:
+    """Remember the admin language a staff member chose (one of settings.LANGUAGES)."""
+    if language not in dict(settings.LANGUAGES):
+        unknown = gettext_noop("Unknown language %(language)r: use one of %(languages)s.")
+        params = {"language": language, "languages": ", ".join(dict(settings.LANGUAGES))}
+        raise ValidationError({"language": [ValidationError(unknown, params=params)]})
+    AdminLanguage.objects.update_or_create(user=user, defaults={"language": language})
+
+
+def admin_language(user) -> str | None:
+    """The admin language the staff member chose, if they did."""
+    return AdminLanguage.objects.filter(user=user).values_list("language", flat=True).first()

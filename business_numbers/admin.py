@@ -13,6 +13,7 @@ and the "Sync message templates" action.
 """
 
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from django import forms
@@ -21,7 +22,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.formats import date_format
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -68,9 +70,48 @@ class ReadOnlyAdmin(OrganizationScopedAdmin):
         return False
 
 
+def restriction_list(restrictions) -> str:
+    """A number's restrictions, one a line: the kind, and until when."""
+    rows = [
+        (restriction.get("restriction_type", ""), until(restriction.get("expiration")))
+        for restriction in (restrictions if isinstance(restrictions, list) else [])
+        if isinstance(restriction, dict)
+    ]
+    if not rows:
+        return gettext("None")
+    return format_html("<ul>{}</ul>", format_html_join("", "<li>{} {}</li>", rows))
+
+
+def until(expiration) -> str:
+    if not isinstance(expiration, int):
+        return ""
+    moment = date_format(datetime.fromtimestamp(expiration, UTC), "DATETIME_FORMAT")
+    return gettext("until %(time)s") % {"time": moment}
+
+
+def alert_list(alerts) -> str:
+    """A number's alerts from WhatsApp, newest first: severity, kind, status, what it says."""
+    rows = [
+        (
+            alert.get("alert_severity", ""),
+            alert.get("alert_type", ""),
+            alert.get("alert_status", ""),
+            alert.get("alert_description", ""),
+        )
+        for alert in (alerts if isinstance(alerts, list) else [])
+        if isinstance(alert, dict)
+    ]
+    if not rows:
+        return gettext("None")
+    return format_html(
+        "<ul>{}</ul>", format_html_join("", "<li><strong>{}</strong> {} ({}): {}</li>", rows)
+    )
+
+
 @admin.register(Number)
 class NumberAdmin(ReadOnlyAdmin):
-    """The organization's numbers and their health, as WhatsApp last reported it."""
+    """The organization's numbers and their health, as WhatsApp last reported it: every
+    staff member sees them, read-only (WhatsApp's to say, through the webhook)."""
 
     list_display = [
         "__str__",
@@ -85,7 +126,7 @@ class NumberAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "quality_rating"]
     search_fields = ["label", "display_phone_number", "phone_number_id"]
     ordering = ["-is_default", "id"]
-    fields = [
+    identity = [
         "organization",
         "label",
         "kind",
@@ -94,21 +135,38 @@ class NumberAdmin(ReadOnlyAdmin):
         "business_account_id",
         "display_phone_number",
         "verified_name",
+        "created_at",
+    ]
+    health = [
         "quality_rating",
         "messaging_limit",
         "account_status",
         "number_restrictions",
+        "number_alerts",
         "health_updated_at",
-        "created_at",
     ]
-    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
+    readonly_fields = [*identity, *health]
+    fieldsets = [
+        (None, {"fields": identity}),  # type: ignore[typeddict-item]  # names only
+        (
+            _("The number's health"),
+            {
+                "fields": health,  # type: ignore[typeddict-item]  # names only, no groups
+                "description": _("As WhatsApp last reported it through the webhook."),
+            },
+        ),
+    ]
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(deleted_at__isnull=True)
 
     @admin.display(description=_("restrictions"))
     def number_restrictions(self, number):
-        return pretty_json(number.restrictions)
+        return restriction_list(number.restrictions)
+
+    @admin.display(description=_("alerts"))
+    def number_alerts(self, number):
+        return alert_list(number.alerts)
 
 
 def sync_organization(organization) -> tuple[str, int]:

@@ -1,5 +1,10 @@
 """Campaigns in the staff admin: created from a synced template (the add page), their
-progress and counts, and a cancel action, all through campaigns.services like the API's."""
+progress and counts, and a cancel action, all through campaigns.services like the API's.
+
+The add page asks for each of the chosen template's variables by name, one input each
+(business_numbers/template_variables.py): choosing a template reloads the page with
+its inputs (campaigns/static/campaigns/campaign_form.js); without scripts, saving with
+a new template shows its inputs, required, for a second save."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -7,12 +12,15 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
+from django.utils.text import format_lazy
 from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, scoped_queryset
 from business_numbers.models import MessageTemplate
+from business_numbers.template_variables import TemplateVariable, template_variables
+from business_numbers.template_variables import components as template_components
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus
 from campaigns.selectors import campaigns_with_counts
@@ -32,14 +40,6 @@ class CampaignCreateForm(forms.ModelForm):
         label=_("Template"),
         help_text=_("From the templates synced from WhatsApp."),
     )
-    components = forms.JSONField(
-        label=_("Template parameters"),
-        required=False,
-        help_text=_(
-            "The components with their parameters, as /api/send/template takes them, e.g. "
-            '[{"type": "body", "parameters": [{"type": "text", "text": "Ana"}]}].'
-        ),
-    )
     numbers = forms.CharField(
         label=_("Phone numbers"),
         required=False,
@@ -47,9 +47,15 @@ class CampaignCreateForm(forms.ModelForm):
         help_text=_("Instead of a group: one number a line (or separated by commas)."),
     )
 
+    # The chosen template's variables, each one of the form's fields (variable_<key>).
+    variables: list[TemplateVariable] = []
+
     class Meta:
         model = Campaign
         fields = ["organization", "name", "contact_group", "rate", "scheduled_at"]
+
+    class Media:
+        js = ["campaigns/campaign_form.js"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -106,9 +112,58 @@ class CampaignCreateForm(forms.ModelForm):
     def template_body(self) -> dict:
         template = self.cleaned_data["message_template"]
         body = {"name": template.name, "language": {"code": template.language}}
-        if self.cleaned_data.get("components"):
-            body["components"] = self.cleaned_data["components"]
+        if self.variables:
+            values = {v.key: self.cleaned_data[variable_field(v)] for v in self.variables}
+            body["components"] = template_components(self.variables, values)
         return body
+
+
+# How each part of a template names its variable, for the label: "Body {{first_name}}".
+PART_LABELS = {
+    "header": _("Header"),
+    "body": _("Body"),
+    "button": _("Button link"),
+}
+MEDIA_LABELS = {
+    "image": _("Header image (its link)"),
+    "video": _("Header video (its link)"),
+    "document": _("Header document (its link)"),
+}
+
+
+def variable_field(variable: TemplateVariable) -> str:
+    return f"variable_{variable.key}"
+
+
+def form_for_template(template: MessageTemplate | None) -> type[CampaignCreateForm]:
+    """The create form with one required input for each of `template`'s variables."""
+    variables = template_variables(template) if template is not None else []
+    fields: dict[str, object] = {"variables": variables}
+    for variable in variables:
+        if variable.media:
+            fields[variable_field(variable)] = forms.URLField(
+                label=MEDIA_LABELS[variable.media], assume_scheme="https"
+            )
+            continue
+        label = format_lazy("{} {{{{{}}}}}", PART_LABELS[variable.part], variable.name)
+        # The admin shows help text as HTML: a template's text is escaped first.
+        fields[variable_field(variable)] = forms.CharField(
+            label=label, max_length=1024, help_text=escape(variable.text)
+        )
+    return type("CampaignCreateForm", (CampaignCreateForm,), fields)
+
+
+def chosen_template(request) -> MessageTemplate | None:
+    """The template the add page is for: the one posted, or `?message_template=` (the
+    form's script reloads the page with it); only one the staff member may use."""
+    if not hasattr(request, "_campaign_template"):
+        chosen = request.POST.get("message_template") or request.GET.get("message_template")
+        template = None
+        if chosen and chosen.isdigit():
+            templates = scoped_queryset(MessageTemplate.objects.live(), request)
+            template = templates.filter(pk=int(chosen)).first()
+        request._campaign_template = template
+    return request._campaign_template
 
 
 COUNTS = [
@@ -179,15 +234,18 @@ class CampaignAdmin(OrganizationScopedAdmin):
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is not None:
             return super().get_form(request, obj, change, **kwargs)
-        form = super().get_form(request, obj, change, form=CampaignCreateForm, **kwargs)
+        template_form = form_for_template(chosen_template(request))
+        form = super().get_form(request, obj, change, form=template_form, **kwargs)
         templates = scoped_queryset(MessageTemplate.objects.all(), request)
         form.base_fields["message_template"].queryset = templates.order_by("name", "language")
         return form
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            fields = ["name", "message_template", "components", "contact_group", "numbers"]
-            fields += ["rate", "scheduled_at"]
+            chosen = template_variables(template) if (template := chosen_template(request)) else []
+            # The template first: choosing it reloads the page with its variables.
+            fields = ["message_template", *map(variable_field, chosen), "name"]
+            fields += ["contact_group", "numbers", "rate", "scheduled_at"]
             return fields if is_scoped(request) else ["organization", *fields]
         return self.fields
 

@@ -9,15 +9,19 @@ starts Debian's `pgbouncer` on a free port, runs the command with DATABASE_URL t
 it, DATABASE_DIRECT_URL the original URL (the worker's LISTEN) and
 DATABASE_POOLING=transaction, then stops it and exits with the command's status.
 
-The configuration is written here, into a temporary directory, never by hand: every
-database of the server under its own name (so the test runner's `test_<name>` works),
-the URL's user and password in the auth file (PgBouncer logs in to the server with
-them), no Unix socket, and as root (CI) PgBouncer drops to the `postgres` user.
+The configuration is the shipped one, deploy/pgbouncer.ini (what production runs), with
+only what is this machine's replaced, never edited by hand: the listening port, the
+pid, log and users files (in a temporary directory), every database of the server
+under its own name (so the test runner's `test_<name>` works), and as root (CI) the
+`postgres` user PgBouncer drops to. Clients log in with the shipped `auth_type`: the
+users file holds the URL's user and password (a generated one when the URL has none),
+and PgBouncer logs in to the server with them.
 """
 
 import argparse
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 import sys
@@ -40,38 +44,69 @@ def executable() -> str | None:
     return None
 
 
+SHIPPED = Path(__file__).resolve().parent.parent / "deploy" / "pgbouncer.ini"
+
+
 def config(
     *,
     server_host: str,
     server_port: int,
     port: int,
-    auth_file: Path,
+    directory: Path,
     admin_user: str,
     pool_size: int = 20,
     run_as: str | None = None,
+    shipped: Path = SHIPPED,
 ) -> str:
-    """pgbouncer.ini: transaction pooling on 127.0.0.1:`port`, every database passed
-    through to the server under its own name."""
-    lines = [
-        "[databases]",
-        f"* = host={server_host} port={server_port}",
-        "",
-        "[pgbouncer]",
-        f"listen_addr = {HOST}",
-        f"listen_port = {port}",
-        "unix_socket_dir =",
-        "pool_mode = transaction",
-        "auth_type = trust",
-        f"auth_file = {auth_file}",
-        f"admin_users = {admin_user}",
+    """deploy/pgbouncer.ini with this machine's port, files and databases: transaction
+    pooling on 127.0.0.1:`port`, every database passed through to the server under its
+    own name, the pid, log and users files in `directory`."""
+    settings = {
+        "listen_addr": HOST,
+        "listen_port": str(port),
+        # No socket file to collide with another PgBouncer's (or PostgreSQL's).
+        "unix_socket_dir": "",
+        "pidfile": str(directory / "pgbouncer.pid"),
+        "logfile": str(directory / "pgbouncer.log"),
+        "auth_file": str(directory / "users.txt"),
+        "admin_users": admin_user,
         # The test suite opens many clients (threads, worker processes), each waiting its
         # turn for one of the pool's server connections, as production clients would.
-        "max_client_conn = 2000",
-        f"default_pool_size = {pool_size}",
-        "server_idle_timeout = 10",
-    ]
-    if run_as:
-        lines.append(f"user = {run_as}")
+        "max_client_conn": "2000",
+        "default_pool_size": str(pool_size),
+        "server_idle_timeout": "10",
+        **({"user": run_as} if run_as else {}),
+    }
+    databases = [f"* = host={server_host} port={server_port}"]
+    return with_settings(shipped.read_text(), settings, databases)
+
+
+def with_settings(ini: str, settings: dict[str, str], databases: list[str]) -> str:
+    """`ini` with the given [pgbouncer] settings' values replaced (those it lacks added at
+    the end of the section) and its [databases] entries replaced by `databases`."""
+    lines: list[str] = []
+    section = ""
+    missing = dict(settings)
+    for line in ini.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            if section == "pgbouncer":
+                lines += [f"{key} = {value}" for key, value in missing.items()]
+                missing = {}
+            section = stripped.strip("[]").strip()
+            lines.append(line)
+            if section == "databases":
+                lines += databases
+            continue
+        key = stripped.partition("=")[0].strip()
+        if section == "databases" and stripped and not stripped.startswith((";", "#")):
+            continue  # the shipped database entries, replaced above
+        if section == "pgbouncer" and key in missing:
+            lines.append(f"{key} = {missing.pop(key)}")
+            continue
+        lines.append(line)
+    if section == "pgbouncer":
+        lines += [f"{key} = {value}" for key, value in missing.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -82,14 +117,6 @@ def auth_line(user: str, password: str) -> str:
         return '"' + text.replace('"', '""') + '"'
 
     return f"{quoted(user)} {quoted(password)}\n"
-
-
-def with_address(url: str, host: str, port: int) -> str:
-    """`url` with another host and port (the user, password and database kept)."""
-    parts = urlsplit(url)
-    credentials = parts.netloc.rpartition("@")[0]
-    netloc = f"{credentials}@{host}:{port}" if credentials else f"{host}:{port}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def with_database(url: str, name: str) -> str:
@@ -107,7 +134,9 @@ class PgBouncer:
         self.server_host = parts.hostname or HOST
         self.server_port = parts.port or 5432
         self.user = unquote(parts.username or "postgres")
-        self.password = unquote(parts.password or "")
+        # The pooler asks every client for a password (deploy/pgbouncer.ini's auth_type):
+        # the URL's, or one made up when the server trusts a user who gives none.
+        self.password = unquote(parts.password or "") or secrets.token_hex(16)
         self.pool_size = pool_size
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
@@ -115,7 +144,10 @@ class PgBouncer:
 
     @property
     def url(self) -> str:
-        return with_address(self.server_url, HOST, self.port)
+        parts = urlsplit(self.server_url)
+        credentials = f"{quote(self.user, safe='')}:{quote(self.password, safe='')}"
+        netloc = f"{credentials}@{HOST}:{self.port}"
+        return urlunsplit(parts._replace(netloc=netloc))
 
     def start(self) -> "PgBouncer":
         program = executable()
@@ -126,7 +158,9 @@ class PgBouncer:
         run_as = None
         if os.geteuid() == 0:  # PgBouncer refuses to run as root
             run_as = "postgres" if user_exists("postgres") else "nobody"
-            directory.chmod(0o755)
+            # Its pid and log files are written there as that user.
+            account = pwd.getpwnam(run_as)
+            os.chown(directory, account.pw_uid, account.pw_gid)
         auth_file = directory / "users.txt"
         auth_file.write_text(auth_line(self.user, self.password))
         ini = directory / "pgbouncer.ini"
@@ -135,7 +169,7 @@ class PgBouncer:
                 server_host=self.server_host,
                 server_port=self.server_port,
                 port=self.port,
-                auth_file=auth_file,
+                directory=directory,
                 admin_user=self.user,
                 pool_size=self.pool_size,
                 run_as=run_as,
@@ -143,7 +177,8 @@ class PgBouncer:
         )
         for path in (auth_file, ini):
             path.chmod(0o644)
-        self.log = (directory / "pgbouncer.log").open("w")
+        # What it says before its log file is open (a refused configuration) comes here.
+        self.log = (directory / "pgbouncer.out").open("w")
         self.process = subprocess.Popen(
             [program, str(ini)], stdout=self.log, stderr=subprocess.STDOUT
         )
@@ -155,7 +190,12 @@ class PgBouncer:
     def output(self) -> str:
         if self.directory is None:
             return ""
-        return (Path(self.directory.name) / "pgbouncer.log").read_text()
+        directory = Path(self.directory.name)
+        return "".join(
+            (directory / name).read_text()
+            for name in ("pgbouncer.out", "pgbouncer.log")
+            if (directory / name).exists()
+        )
 
     def stop(self) -> None:
         if self.process is not None:

@@ -8,3 +8,10 @@ class InboundConfig(AppConfig):
 
     name = "inbound"
     verbose_name = _("WhatsApp webhook")
+
+    def ready(self):
+        from inbound.tasks import after_acceptance
+        from sending.recorded import MessagesOut, listen
+
+        # The sandbox's accepted messages get WhatsApp's statuses (inbound/tasks.py).
+        listen(MessagesOut, after_acceptance)

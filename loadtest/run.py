@@ -735,6 +735,8 @@ def main(argv: list[str] | None = None) -> int:
         "WHATSAPP_TIMEOUT": "10",
         "REDIS_URL": "",
         "LOG_LEVEL": "ERROR",
+        # The ledger posts the statuses it checks itself; the sandbox's own would add more.
+        "SANDBOX_STATUS_DELAYS": "off",
     }
     os.environ.update(
         {k: env[k] for k in ("DATABASE_URL", "VAR_DIR", "SECRET_KEY", "API_RATE_LIMIT")}

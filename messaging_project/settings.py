@@ -99,8 +99,12 @@ SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
 SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
-# Preloading is hard to undo, so it is never implied.
+# Preloading is hard to undo, so it is never implied. Set to false, it is a decision the
+# deploy check's reminder (security.W021) has had its answer to; left unset, it warns.
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = (
+    ["security.W021"] if env_str("SECURE_HSTS_PRELOAD") and not SECURE_HSTS_PRELOAD else []
+)
 # Load balancers probe the backends over plain http: the health checks answer there too.
 SECURE_REDIRECT_EXEMPT = [r"^health/"]
 # Behind a proxy that terminates TLS: the header it sets, e.g. X-Forwarded-Proto. Only
@@ -387,6 +391,15 @@ API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0)
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 # Seconds one Cloud API call may take in all (connect, send, the answer's last byte).
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
+# The sandbox channel's messages move to sent, delivered and read like WhatsApp's, this
+# many seconds apart (the first after acceptance), through the status webhook's own path
+# (docs/channel.md, "The sandbox"). Fewer delays stop earlier (`1` is sent and no
+# further); `off` keeps them accepted.
+SANDBOX_STATUS_DELAYS = (
+    []
+    if env_str("SANDBOX_STATUS_DELAYS").lower() == "off"
+    else env_delays("SANDBOX_STATUS_DELAYS", [1, 1, 2])[:3]
+)
 
 # URLs the service fetches or posts to (event webhooks, media) must reach public
 # addresses only; true lifts that for development and tests (receivers on loopback).

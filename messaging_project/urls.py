@@ -8,6 +8,7 @@ from drf_spectacular.renderers import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
+from accounts.languages import switch_language
 from analytics.dashboard import dashboard_view
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
@@ -51,6 +52,8 @@ urlpatterns = [
         admin.site.admin_view(dashboard_view),
         name="admin-analytics",
     ),
+    # The admin header's language switch (Django's set_language, remembered per user).
+    path("admin/language/", switch_language, name="admin_language"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/", include("inbound.api.webhook_urls")),

@@ -7,13 +7,16 @@ auto-replies by the webhook and their task. So all are read-only here.
 from django.contrib import admin
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
+from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from business_numbers.admin import ReadOnlyAdmin, pretty_json
 from sending.models import AutoReply, Chat, MediaState, UnhandledWebhookItem
+from sending.readable import readable
 from sending.services.media import download_name
 
 # The kinds of an inbound message's media, as the chat page names them.
@@ -36,7 +39,7 @@ class ChatAdmin(ReadOnlyAdmin):
     list_select_related = ["contact"]
     search_fields = ["wam_id", "contact__phone", "contact__first_name", "contact__last_name"]
     ordering = ["-id"]
-    fields = [
+    shown = [
         "organization",
         "contact",
         "type",
@@ -49,10 +52,37 @@ class ChatAdmin(ReadOnlyAdmin):
         "error_title",
         "error",
     ]
-    readonly_fields = fields  # type: ignore[assignment]  # names only, no groups
+    readonly_fields = [*shown, "recorded_metadata"]
+    fieldsets = [
+        (None, {"fields": shown}),  # type: ignore[typeddict-item]  # names only, no groups
+        # What was sent or received, as recorded: for whoever needs every field.
+        (_("As recorded"), {"fields": ["recorded_metadata"], "classes": ["collapse"]}),
+    ]
 
     @admin.display(description=_("message"))
     def message(self, chat):
+        """The message as it reads (sending/readable.py), not its JSON."""
+        message = readable(chat.metadata)
+        shown = any(
+            [
+                message.template,
+                message.choice,
+                message.media_kind,
+                message.header,
+                message.body,
+                message.buttons,
+                message.location,
+                message.reaction,
+            ]
+        )
+        media_label = MEDIA_KINDS.get(message.media_kind, message.media_kind)
+        return render_to_string(
+            "admin/sending/chat/message.html",
+            {"message": message, "shown": shown, "media_label": capfirst(media_label)},
+        )
+
+    @admin.display(description=_("metadata"))
+    def recorded_metadata(self, chat):
         return pretty_json(chat.metadata)
 
     @admin.display(description=_("media"))

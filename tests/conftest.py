@@ -42,6 +42,14 @@ if settings.DATABASE_POOLING == "transaction":
 
 
 @pytest.fixture(autouse=True)
+def sandbox_statuses_off(settings):
+    """The sandbox's status webhooks (inbound/tasks.py) are played only by the tests that
+    turn them on (tests/inbound/test_sandbox.py): elsewhere a sandbox send's chat stays
+    `accepted` and the tasks written are the send's own."""
+    settings.SANDBOX_STATUS_DELAYS = []
+
+
+@pytest.fixture(autouse=True)
 def local_memory_cache(settings):
     """Each test starts with fresh rate-limit counters. Query counts pinned in tests then
     count the application's queries, not the database cache's (tested on its own)."""

@@ -11,7 +11,7 @@ from business_numbers.gateway.base import (
     MediaTooLarge,
 )
 from business_numbers.gateway.cloud_api import CloudApiGateway
-from business_numbers.gateway.sandbox import SandboxGateway
+from business_numbers.gateway.sandbox import SandboxGateway, approved_templates
 from business_numbers.models import Number, NumberKind
 
 __all__ = [
@@ -33,7 +33,11 @@ def gateway_for(number: Number) -> Gateway:
     number id or access token is missing: sending elsewhere would surprise it.
     """
     if number.kind != NumberKind.CLOUD_API:
-        return SandboxGateway(organization_id=number.organization_id)
+        return SandboxGateway(
+            organization_id=number.organization_id,
+            number_id=number.pk,
+            templates=approved_templates(number.pk),
+        )
     if not number.can_send_through_cloud_api:
         raise ChannelNotConfigured()
     return CloudApiGateway(

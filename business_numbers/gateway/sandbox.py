@@ -1,8 +1,17 @@
-"""The sandbox channel: accepts every message locally, like Django's locmem mail backend.
+"""The sandbox channel: sends nothing, and behaves like WhatsApp, as Django's locmem mail
+backend behaves like a mail server.
 
 It answers exactly as the Cloud API does (`wamid.` ids, `contacts[{input, wa_id}]`,
 `message_status` for templates), so the rest of the service cannot tell the
 difference. What it "sent" is kept in `outbox`, newest last, for tests and the admin.
+
+It knows the templates WhatsApp would: `hello_world` (every new business account has
+it) and every APPROVED template of the number (those written through /api/templates,
+which the sandbox approves at once, and those synced). A template it does not know is
+refused as WhatsApp refuses it: Graph's error 132001, "Template name does not exist in
+the translation". What it accepted then moves to `sent`, `delivered` and `read` through
+WhatsApp's own status webhooks, which `status_webhook` writes and the inbound app plays
+(inbound/sandbox.py, after SANDBOX_STATUS_DELAYS).
 
 Inbound media of a sandbox organization (`simulate_inbound --media FILE`) is "on the
 channel" as a file in Django's storage under `SANDBOX_MEDIA_DIR`; `media_info` and
@@ -23,7 +32,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from business_numbers.gateway.base import FailureKind, GatewayError, MediaTooLarge
-from business_numbers.models import MessageTemplate, NumberKind
+from business_numbers.models import MessageTemplate, Number
 
 # Bounded, so that a long-running development server does not grow without end.
 OUTBOX_SIZE = 1000
@@ -111,33 +120,48 @@ HELLO_WORLD = {
 }
 
 
-def written_templates(organization_id: int | None) -> list[dict[str, Any]]:
-    """The templates written for the organization's sandbox numbers, as Graph lists them:
-    a sync keeps them, as WhatsApp keeps the ones written for it."""
-    rows = MessageTemplate.objects.live().filter(
-        organization_id=organization_id, number__kind=NumberKind.SANDBOX
+HELLO_WORLD_KEY: tuple[str, str] = ("hello_world", "en_US")  # HELLO_WORLD's name, language
+APPROVED = "APPROVED"
+
+
+def approved_templates(number_id: int | None) -> frozenset[tuple[str, str]]:
+    """The (name, language) of every template the sandbox number may send."""
+    if number_id is None:
+        return frozenset({HELLO_WORLD_KEY})
+    approved = MessageTemplate.objects.live().filter(number_id=number_id, status=APPROVED)
+    return frozenset({HELLO_WORLD_KEY, *approved.values_list("name", "language")})
+
+
+def unknown_template(name: str, language: str) -> GatewayError:
+    """Graph's own refusal of a template the number does not have in that language (its
+    HTTP status, code, type, message and `error_data.details`)."""
+    return GatewayError(
+        FailureKind.REFUSED,
+        "(#132001) Template name does not exist in the translation",
+        code=132001,
+        type="OAuthException",
+        details=f"template name ({name}) does not exist in {language}",
+        fbtrace_id="sandbox",
+        http_status=404,
     )
-    return [
-        {
-            "id": row.external_id,
-            "name": row.name,
-            "language": row.language,
-            "status": row.status,
-            "category": row.category,
-            "components": row.components,
-        }
-        for row in rows
-        if row.external_id and row.name != HELLO_WORLD["name"]
-    ]
 
 
 @dataclass(frozen=True)
 class SandboxGateway:
     organization_id: int | None = None
+    number_id: int | None = None
+    # What approved_templates() gave when the gateway was made (gateway_for).
+    templates: frozenset[tuple[str, str]] = frozenset({HELLO_WORLD_KEY})
 
     def send_message(
         self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
     ) -> dict[str, Any]:
+        if payload.get("type") == "template":
+            template = payload.get("template") or {}
+            name = str(template.get("name", ""))
+            language = str((template.get("language") or {}).get("code", ""))
+            if (name, language) not in self.templates:
+                raise unknown_template(name, language)
         if on_written is not None:
             on_written()
         to = str(payload.get("to", ""))
@@ -166,7 +190,23 @@ class SandboxGateway:
         return media_id
 
     def list_templates(self) -> list[dict[str, Any]]:
-        return [HELLO_WORLD, *written_templates(self.organization_id)]
+        """hello_world and the number's own templates, as Graph lists them: a sync keeps
+        what was written here."""
+        if self.number_id is None:
+            return [HELLO_WORLD]
+        templates = MessageTemplate.objects.live().filter(number_id=self.number_id)
+        return [HELLO_WORLD] + [
+            {
+                "id": template.external_id,
+                "name": template.name,
+                "language": template.language,
+                "status": template.status,
+                "category": template.category,
+                "components": template.components,
+            }
+            for template in templates.order_by("name", "language")
+            if (template.name, template.language) != HELLO_WORLD_KEY
+        ]
 
     # Templates written for the sandbox are approved at once (docs/templates.md).
 
@@ -210,3 +250,43 @@ class SandboxGateway:
                 if received > max_bytes:
                     raise MediaTooLarge(f"more than {max_bytes} bytes")
                 yield chunk
+
+
+# What the sandbox's messages go through after they are accepted, in WhatsApp's order.
+STATUS_STEPS = ("sent", "delivered", "read")
+
+
+def status_webhook(
+    number: Number, *, status: str, timestamp: int, recipients: dict[str, str]
+) -> dict[str, Any]:
+    """WhatsApp's status webhook for some of the number's messages (`recipients`: each
+    message id and the wa_id or user id it went to), as Meta posts it."""
+    metadata = {"display_phone_number": number.display_phone_number or "sandbox"}
+    if number.phone_number_id:  # else the organization's numbers have none to route by
+        metadata["phone_number_id"] = number.phone_number_id
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": number.business_account_id or "sandbox",
+                "changes": [
+                    {
+                        "field": "messages",
+                        "value": {
+                            "messaging_product": "whatsapp",
+                            "metadata": metadata,
+                            "statuses": [
+                                {
+                                    "id": wam_id,
+                                    "status": status,
+                                    "timestamp": str(timestamp),
+                                    "recipient_id": recipient,
+                                }
+                                for wam_id, recipient in recipients.items()
+                            ],
+                        },
+                    }
+                ],
+            }
+        ],
+    }

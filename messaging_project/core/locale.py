@@ -1,7 +1,9 @@
 """The admin in the staff member's language; everything else in English.
 
-Under the admin's URL, Django's LocaleMiddleware picks the language: the browser's
-`Accept-Language` among settings.LANGUAGES, else LANGUAGE_CODE. Everywhere else (the
+Under the admin's URL the language is the one the staff member chose in the admin's
+header (kept in the session: accounts/languages.py), else Django's LocaleMiddleware
+picks it: the language cookie the switch also sets, the browser's `Accept-Language`
+among settings.LANGUAGES, else LANGUAGE_CODE. Everywhere else (the
 API, the webhooks, the health checks) English is activated for the request, whatever
 the header or LANGUAGE_CODE say: the API's messages are its contract, and a thread that
 served the admin in Spanish must not answer the next API request in Spanish.
@@ -9,12 +11,15 @@ served the admin in Spanish must not answer the next API request in Spanish.
 
 from functools import cache
 
+from django.conf import settings
 from django.middleware.locale import LocaleMiddleware
 from django.urls import get_script_prefix, reverse
 from django.utils import translation
 
 # The language of the API, the webhooks and the logs.
 SERVICE_LANGUAGE = "en"
+# Where the admin language a staff member chose is kept for their session.
+ADMIN_LANGUAGE_SESSION_KEY = "admin_language"
 
 
 @cache
@@ -31,7 +36,12 @@ def is_admin(request) -> bool:
 class AdminLocaleMiddleware(LocaleMiddleware):
     def process_request(self, request):
         if is_admin(request):
-            super().process_request(request)
+            chosen = request.session.get(ADMIN_LANGUAGE_SESSION_KEY)
+            if chosen in dict(settings.LANGUAGES):
+                translation.activate(chosen)
+                request.LANGUAGE_CODE = translation.get_language()
+            else:
+                super().process_request(request)
         else:
             translation.activate(SERVICE_LANGUAGE)
             request.LANGUAGE_CODE = SERVICE_LANGUAGE

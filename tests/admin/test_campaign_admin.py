@@ -11,7 +11,6 @@ from tests.background import run_tasks
 from tests.factories import ContactFactory, ContactGroupFactory
 
 ADD = "/admin/campaigns/campaign/add/"
-PARAMETERS = '[{"type": "body", "parameters": [{"type": "text", "text": "Ana"}]}]'
 
 
 def test_the_add_page_offers_only_the_organizations_templates_and_groups(
@@ -33,7 +32,6 @@ def test_a_campaign_to_pasted_numbers_starts_and_shows_its_progress(
         {
             "name": "Spring sale",
             "message_template": template.pk,
-            "components": "",
             "numbers": "+4915123456001\n+4915123456002, +4915123456003",
             "rate": "5",
         },
@@ -80,8 +78,6 @@ def test_bad_input_is_shown_on_the_form_and_creates_nothing(admin_a, org_a, reco
         {**base, "numbers": "+4915123456001", "rate": "0"},
         {**base, "numbers": "+4915123456001", "message_template": records_b["messagetemplate"].pk},
         {**base, "contact_group": records_b["contactgroup"].pk},
-        # The service's own check: the synced template takes no body parameter.
-        {**base, "numbers": "+4915123456001", "components": PARAMETERS},
     ]
     for body in cases:
         response = admin_a.post(ADD, body)

@@ -13,7 +13,12 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from business_numbers.gateway import sandbox
 from contacts.models import Contact
 from events.models import Endpoint
-from tests.factories import CannedReplyFactory, ContactFactory, ContactGroupFactory
+from tests.factories import (
+    CannedReplyFactory,
+    ContactFactory,
+    ContactGroupFactory,
+    create_template,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +73,9 @@ BODIES = {
         ("name", "Spring sale"),
         ("template[name]", "order_update"),
         ("template[language][code]", "en_US"),
+        ("template[components][0][type]", "body"),
+        ("template[components][0][parameters][0][type]", "text"),
+        ("template[components][0][parameters][0][text]", "Ada"),
         ("phones[]", "+14155552671"),
         ("phones[]", "+14155552672"),
     ],
@@ -143,8 +151,20 @@ def test_the_walk_finds_the_write_endpoints():
     assert len(found) >= len(BODIES)
 
 
+@pytest.fixture
+def order_update(org_a):
+    """The template the bodies send, known to the sandbox as WhatsApp knows a number's."""
+    return create_template(
+        organization=org_a,
+        name="order_update",
+        language="en_US",
+        status="APPROVED",
+        components=[{"type": "BODY", "text": "Hello {{1}}"}],
+    )
+
+
 @pytest.mark.parametrize("encode", [urlencoded, multipart], ids=["urlencoded", "multipart"])
-def test_every_write_endpoint_takes_a_form_body(api, org_a, encode):
+def test_every_write_endpoint_takes_a_form_body(api, org_a, order_update, encode):
     own = records(org_a)
     for path, method in sorted(routed_writes()):
         resource = path.split("/")[0]
@@ -159,7 +179,7 @@ def test_every_write_endpoint_takes_a_form_body(api, org_a, encode):
 
 
 @pytest.mark.parametrize("encode", [urlencoded, multipart], ids=["urlencoded", "multipart"])
-def test_nested_fields_arrive_as_json_would(api, org_a, encode):
+def test_nested_fields_arrive_as_json_would(api, org_a, order_update, encode):
     api.generic("POST", "/api/contacts", *encode(BODIES[("contacts", "post")]))
     contact = Contact.objects.get(organization=org_a)
     assert contact.address["city"] == "Lisbon" and contact.is_favorite is True

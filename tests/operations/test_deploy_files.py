@@ -80,7 +80,7 @@ def test_the_units_share_a_metrics_directory_that_a_restart_keeps():
 
 
 def test_the_nginx_site_proxies_to_the_web_unit_with_the_headers_the_service_believes():
-    site = (ROOT / "deploy" / "nginx.conf").read_text()
+    site = (ROOT / "deploy" / "nginx" / "messaging.conf").read_text()
     [port] = [v.split("=")[1] for v in unit("messaging-web.service")["Environment"] if "PORT=" in v]
     assert f"server 127.0.0.1:{port};" in site
     # Appended (the service reads it from the right, past TRUSTED_PROXIES) and overwritten.
@@ -89,6 +89,16 @@ def test_the_nginx_site_proxies_to_the_web_unit_with_the_headers_the_service_bel
     assert (
         "TRUSTED_PROXIES=127.0.0.1" in site and "SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto" in site
     )
+
+
+def test_the_bootstrap_site_serves_the_challenge_where_the_full_site_does():
+    bootstrap = (ROOT / "deploy" / "nginx" / "bootstrap.conf").read_text()
+    site = (ROOT / "deploy" / "nginx" / "messaging.conf").read_text()
+    # certbot's webroot is the same for the first certificate and its renewals.
+    challenge = "location /.well-known/acme-challenge/ {\n        root /var/www/html;\n    }"
+    assert challenge in bootstrap and challenge in site
+    # No certificate is named before one exists.
+    assert "ssl_certificate" not in bootstrap and "443" not in bootstrap
 
 
 def scraped_sends(port: int) -> float:

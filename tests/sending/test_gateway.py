@@ -102,11 +102,14 @@ def test_the_token_is_in_the_header_only(client, graph, caplog):
     assert ACCESS_TOKEN not in caplog.text
 
 
+HELLO_WORLD = {"name": "hello_world", "language": {"code": "en_US"}}
+
+
 def test_sandbox_answers_like_the_cloud_api():
     gateway = SandboxGateway(organization_id=1)
 
     text = gateway.send_message({**PAYLOAD, "type": "text"})
-    template = gateway.send_message({**PAYLOAD, "type": "template"})
+    template = gateway.send_message({**PAYLOAD, "type": "template", "template": HELLO_WORLD})
 
     assert text["messaging_product"] == "whatsapp"
     assert text["contacts"] == [{"input": "4915123456789", "wa_id": "4915123456789"}]
@@ -115,6 +118,27 @@ def test_sandbox_answers_like_the_cloud_api():
     assert "message_status" not in message
     assert template["messages"][0]["message_status"] == "accepted"
     assert template["messages"][0]["id"] != message["id"]
+
+
+def test_the_sandbox_refuses_a_template_it_does_not_have_as_graph_does():
+    gateway = SandboxGateway(organization_id=1, templates=frozenset({("order_update", "es")}))
+    unknown = {"name": "order_update", "language": {"code": "en_US"}}
+
+    with pytest.raises(GatewayError) as refused:
+        gateway.send_message({**PAYLOAD, "type": "template", "template": unknown})
+
+    error = refused.value
+    assert (error.kind, error.code, error.type, error.http_status) == (
+        "refused",
+        132001,
+        "OAuthException",
+        404,
+    )
+    assert error.message == "(#132001) Template name does not exist in the translation"
+    assert error.details == "template name (order_update) does not exist in en_US"
+    assert not error.retryable and not error.may_have_been_sent
+    known = {"name": "order_update", "language": {"code": "es"}}
+    assert gateway.send_message({**PAYLOAD, "type": "template", "template": known})["messages"]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -182,12 +182,13 @@ def test_wrong_number_of_body_parameters_is_a_400_that_sends_nothing(api, cloud_
     assert not Chat.objects.exists()
 
 
-def test_another_organizations_template_is_not_used(api, org_a, org_b):
+def test_another_organizations_template_is_not_used(api, cloud_org, org_b, graph):
     MessageTemplateFactory(organization=org_b, name="order_update")
 
     response = send_template(api, {"name": "order_update", "language": {"code": "en_US"}})
 
     assert response.status_code == 200  # unknown here: not checked, sent as given
+    assert len(graph.requests) == 1
 
 
 def test_template_refused_by_the_channel_is_a_422_and_a_failed_chat(api, cloud_org, graph):

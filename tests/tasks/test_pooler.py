@@ -13,7 +13,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from devtools.loopback import free_port
-from devtools.pgbouncer import PgBouncer, auth_line, config, executable, with_database
+from devtools.pgbouncer import (
+    SHIPPED,
+    PgBouncer,
+    auth_line,
+    config,
+    executable,
+    with_database,
+)
 from messaging_project.worker.models import WorkerHeartbeat
 from messaging_project.worker.runner import CHANNEL, Listener
 from tests.tasks import jobs
@@ -27,22 +34,35 @@ needs_pgbouncer = pytest.mark.skipif(
 )
 
 
-def test_the_configuration_pools_by_transaction_on_loopback(tmp_path):
+def test_the_shipped_configuration_runs_with_only_this_machines_paths_replaced(tmp_path):
+    shipped = SHIPPED.read_text()
     ini = config(
         server_host="127.0.0.1",
         server_port=5432,
         port=6543,
-        auth_file=tmp_path / "users.txt",
+        directory=tmp_path,
         admin_user="postgres",
         pool_size=5,
         run_as="postgres",
     )
-    assert "pool_mode = transaction" in ini
+    # What production runs, as shipped: pooling, authentication, limits.
+    for kept in ("pool_mode = transaction", "auth_type = scram-sha-256"):
+        assert kept in shipped and kept in ini
     assert "listen_addr = 127.0.0.1" in ini and "listen_port = 6543" in ini
+    assert f"pidfile = {tmp_path}/pgbouncer.pid" in ini
+    assert f"auth_file = {tmp_path}/users.txt" in ini
     assert "* = host=127.0.0.1 port=5432" in ini
+    assert "messaging = host" not in ini  # the shipped database entry, replaced
     assert "default_pool_size = 5" in ini and "user = postgres" in ini
-    assert "unix_socket_dir =\n" in ini  # no socket file to collide with another's
+    assert "unix_socket_dir = \n" in ini  # no socket file to collide with another's
     assert auth_line('we"ird', "pa ss") == '"we""ird" "pa ss"\n'
+
+
+def test_the_shipped_configuration_has_no_comment_after_a_value():
+    # PgBouncer reads `max_client_conn = 1000   ; ...` as the value "1000   ; ...".
+    for line in SHIPPED.read_text().splitlines():
+        value = line.partition("=")[2]
+        assert ";" not in value and "#" not in value, line
 
 
 @pytest.fixture
