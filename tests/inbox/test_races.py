@@ -11,7 +11,6 @@ from django.db import connections, transaction
 from inbox import services
 from sending.models import Chat, ChatStatus, ChatType, Conversation, ConversationStatus
 from sending.services.conversations import with_conversations
-from tests.contacts.test_contact_counter import run_concurrently
 from tests.databases import on_postgresql
 from tests.inbox.conftest import conversation_of, writes
 
@@ -39,23 +38,30 @@ def test_two_assigns_at_once_one_wins_and_both_see_it(inbox_org, agent, other_ag
 
     writes(inbox_org)
     conversation = conversation_of(inbox_org)
-    clients = [client_for(inbox_org), client_for(inbox_org)]
+    assigned, answers = threading.Event(), []
 
-    for _ in range(5):
-        services.update_conversation(conversation=conversation_of(inbox_org), assignee=None)
-        answers = run_concurrently(
-            [
-                lambda c=client, name=name: c.patch(
-                    f"/api/conversations/{conversation.uuid}", {"assignee": name}, format="json"
+    def first_assigns():
+        try:
+            with transaction.atomic():
+                answers.append(
+                    services.update_conversation(conversation=conversation, assignee=agent)
                 )
-                for client, name in zip(clients, ["ada", "ari"], strict=True)
-            ]
-        )
+                assigned.set()
+                time.sleep(0.3)  # the second request reads meanwhile, then waits
+        finally:
+            connections.close_all()
 
-        assert [a.status_code for a in answers] == [200, 200]
-        seen = {a.json()["data"]["assignee"] for a in answers}
-        assert len(seen) == 1
-        assert conversation_of(inbox_org).assignee.username in seen
+    first = threading.Thread(target=first_assigns)
+    first.start()
+    assert assigned.wait(5)
+    second = client_for(inbox_org).patch(
+        f"/api/conversations/{conversation.uuid}", {"assignee": "ari"}, format="json"
+    )
+    first.join()
+
+    assert second.status_code == 200
+    assert second.json()["data"]["assignee"] == "ada" == answers[0].assignee.username
+    assert conversation_of(inbox_org).assignee == agent
 
 
 def inbound_chat(conversation: Conversation) -> Chat:
