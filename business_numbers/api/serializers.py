@@ -10,17 +10,22 @@ from messaging_project.api.fields import (
     StrictBooleanField,
     StrictCharField,
 )
+from messaging_project.core.storable import without_unstorable
 
 # The API's names for a number's kind, and the stored ones (docs/numbers.md).
 KINDS = {"sandbox": "sandbox", "cloud": "cloud_api"}
 
 
-def refuse_unknown_fields(serializer: serializers.Serializer, attrs: dict[str, Any]) -> None:
+def refuse_unknown_fields(
+    serializer: serializers.Serializer, attrs: dict[str, Any], message: str = ""
+) -> None:
     unknown = sorted(set(serializer.initial_data) - set(serializer.fields))
     if unknown:
         names = ", ".join(sorted(serializer.fields))
-        message = f"Unknown field; the fields are: {names}."
-        raise serializers.ValidationError({name: [message] for name in unknown})
+        message = message or f"Unknown field; the fields are: {names}."
+        # A name is echoed as the error's key: one no encoder can write (a lone
+        # surrogate) is echoed without it, never a 500.
+        raise serializers.ValidationError({without_unstorable(name): [message] for name in unknown})
 
 
 class NumberInputSerializer(serializers.Serializer):
@@ -75,10 +80,8 @@ class ChannelSettingsInputSerializer(serializers.Serializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(self.initial_data) - set(self.fields))
-        if unknown:
-            message = "Unknown field; the settings are: enforce_service_window."
-            raise serializers.ValidationError({name: [message] for name in unknown})
+        message = "Unknown field; the settings are: enforce_service_window."
+        refuse_unknown_fields(self, attrs, message)
         return attrs
 
 

@@ -22,6 +22,7 @@ ROOT = Path(settings.BASE_DIR)
 LANGUAGES = ["es", "pt_BR"]
 # The directories whose marked strings the catalogs hold (`make messages`).
 SOURCES = [
+    "analytics",
     "accounts",
     "business_numbers",
     "campaigns",
