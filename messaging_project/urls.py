@@ -8,8 +8,6 @@ from drf_spectacular.renderers import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
-from accounts.languages import switch_language
-from analytics.dashboard import dashboard_view
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
 from messaging_project.api.views import WhoAmIView, not_found
@@ -46,14 +44,9 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     # The inbox's pages are the admin's too, under its login (inbox/admin_urls.py).
     path("admin/inbox/", include("inbox.admin_urls")),
-    # The analytics dashboard: a page of the admin site, behind its login.
-    path(
-        "admin/analytics/",
-        admin.site.admin_view(dashboard_view),
-        name="admin-analytics",
-    ),
-    # The admin header's language switch (Django's set_language, remembered per user).
-    path("admin/language/", switch_language, name="admin_language"),
+    # The analytics dashboard and the header's language switch, pages of the admin too.
+    path("admin/analytics/", include("analytics.admin_urls")),
+    path("admin/language/", include("accounts.admin_urls")),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("webhooks/", include("inbound.api.webhook_urls")),
