@@ -123,8 +123,12 @@ def test_a_campaign_counts_the_sandboxs_statuses_as_real_ones(api, org_a, delays
     }
     uuid = api.post("/api/campaigns", body, format="json").json()["id"]
     run_tasks()
+    # One task per recording batch: the two sends may be answered in one or in two,
+    # as the machine's pace has it. Each run brings the next step of its batch.
     for _ in range(3):
-        next_status_comes()  # one task for the batch's two messages
+        assert make_due() in (1, 2)
+        run_tasks()
+    assert make_due() == 0  # nothing after read
 
     data = api.get(f"/api/campaigns/{uuid}").json()["data"]
     assert (data["total"], data["sent"], data["delivered"], data["read"]) == (2, 2, 2, 2)
