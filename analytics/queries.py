@@ -1,5 +1,6 @@
 """The rollup's hand-written SQL: each batch's increments in one upsert statement (the
-ORM's upsert can only set columns to the values offered, not add to them), and the
+ORM's upsert can only set columns to the values offered, not add to them), run at the
+end of the event batch (events.services.at_batch_end), and the
 billable messages claimed once. Runs on PostgreSQL and SQLite alike."""
 
 import os
@@ -10,6 +11,7 @@ from datetime import date
 from django.db import connection
 
 from analytics.models import SLOTS, BilledMessage, DailyBillable, DailyMessages, DailyStaffMessages
+from events.services import at_batch_end
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
 
@@ -37,8 +39,9 @@ def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable
         f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * len(ordered))} "  # noqa: S608
         f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {increments}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in ordered for value in row])
+    # At the end of the recording transaction's event batch: the slot's row is locked for
+    # the commit only, and the statement shares a round trip with the batch's others.
+    at_batch_end(sql, [value for row in ordered for value in row])
 
 
 def add_messages(deltas: dict[tuple[int, date, int], list[int]]) -> None:

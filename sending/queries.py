@@ -126,6 +126,85 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
     return upserted
 
 
+# A send's conversations: found without locking those that exist, the missing made
+# (another transaction making the same pair first wins; its row is read after), and
+# each existing one's time moved by MOVE_CONVERSATION at the end of the recording
+# transaction (events.services.at_batch_end), so that sends to one contact hold its row
+# for their commit only, not for their whole transaction.
+CONVERSATION_COLUMNS = ", ".join(
+    f"{CONVERSATION}.{f.column}" for f in Conversation._meta.concrete_fields
+)
+FIND_CONVERSATIONS = f"""
+    SELECT {CONVERSATION_COLUMNS} FROM {CONVERSATION}
+    WHERE organization_id = %s AND ({{pairs}})
+"""  # noqa: S608
+FIND_PAIR = "(contact_id = %s AND number_id = %s)"
+CREATE_CONVERSATIONS = f"""
+    INSERT INTO {CONVERSATION}
+        (uuid, organization_id, contact_id, number_id, status, labels, unread,
+         last_message_at, last_inbound_at, status_changed_at, created_at)
+    VALUES {{rows}}
+    ON CONFLICT (contact_id, number_id) DO NOTHING
+    RETURNING {{columns}}
+"""  # noqa: S608
+CREATE_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', 0, %s, NULL, %s, %s)"
+MOVE_CONVERSATION = f"""
+    UPDATE {CONVERSATION} SET last_message_at = %s
+    WHERE id = %s AND (last_message_at IS NULL OR last_message_at < %s)
+"""  # noqa: S608
+
+
+def find_conversations(
+    organization_id: int, pairs: list[tuple[int, int]]
+) -> dict[tuple[int, int], Conversation]:
+    """The existing conversations of (contact, number) `pairs`, unlocked."""
+    sql = FIND_CONVERSATIONS.format(pairs=" OR ".join([FIND_PAIR] * len(pairs)))
+    params = [organization_id] + [value for pair in pairs for value in pair]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = [rows.instance(Conversation, connection, row) for row in cursor.fetchall()]
+    return {(c.contact_id, c.number_id): c for c in found}
+
+
+def create_conversations(
+    organization_id: int, started: dict[tuple[int, int], datetime]
+) -> list[Conversation]:
+    """Conversations for the pairs of `started` (each with its first message's time), in
+    pair order; those another transaction made first are not returned."""
+    now = timezone.now()
+    fields = {f.attname: f for f in Conversation._meta.concrete_fields}
+
+    def prepared(name: str, value):
+        return fields[name].get_db_prep_value(value, connection, prepared=False)
+
+    params: list = []
+    for (contact_id, number_id), at in sorted(started.items()):
+        params += [
+            prepared("uuid", uuid.uuid4()),
+            organization_id,
+            contact_id,
+            number_id,
+            prepared("last_message_at", at),
+            prepared("status_changed_at", now),
+            prepared("created_at", now),
+        ]
+    sql = CREATE_CONVERSATIONS.format(
+        rows=", ".join([CREATE_ROW] * len(started)),
+        columns=", ".join(cast(str, f.column) for f in Conversation._meta.concrete_fields),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [rows.instance(Conversation, connection, row) for row in cursor.fetchall()]
+
+
+def move_conversation_statement(conversation_id: int, at: datetime) -> tuple[str, list]:
+    """The statement that moves a conversation's last message time to `at`, if later."""
+    value = Conversation._meta.get_field("last_message_at").get_db_prep_value(
+        at, connection, prepared=False
+    )
+    return MOVE_CONVERSATION, [value, conversation_id, value]
+
+
 # Locks on message ids for the rest of the transaction: the ORM has no advisory locks.
 HOLD_MESSAGE_IDS = "SELECT pg_advisory_xact_lock(key) FROM unnest(%s::bigint[]) AS key ORDER BY key"
 

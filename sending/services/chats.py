@@ -24,7 +24,7 @@ from messaging_project.core.metrics import count_send
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
 from sending.recorded import MessagesOut, StatusesMoved, announce
-from sending.services.conversations import with_conversations
+from sending.services.conversations import with_sent_conversations
 from sending.services.events import emit_chat, emit_chats, emit_refused_send
 from sending.services.statuses import apply_kept_statuses
 
@@ -102,9 +102,9 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
         with event_batch():
             hold_message_ids(chats[0].organization_id, [chat.wam_id for chat in chats])
             for chat in chats:
-                # A rolled-back attempt's may not exist; with_conversations sets it again.
+                # A rolled-back attempt's may not exist; with_sent_conversations sets it again.
                 chat.conversation = None  # type: ignore[assignment]
-            with_conversations(chats)
+            with_sent_conversations(chats)
             Chat.objects.bulk_create(chats)
             emit_chats(Event.MESSAGE_SENT, chats)
             announce(MessagesOut(chats))
@@ -177,9 +177,9 @@ def record(
                 # Statuses Meta posted before this insert were kept aside: take them in
                 # the same transaction, holding the id against a webhook storing more.
                 hold_message_ids(chat.organization_id, [chat.wam_id] if chat.wam_id else [])
-                # A rolled-back attempt's may not exist; with_conversations sets it again.
+                # A rolled-back attempt's may not exist; with_sent_conversations sets it again.
                 chat.conversation = None  # type: ignore[assignment]
-                with_conversations([chat])
+                with_sent_conversations([chat])
                 chat.save(force_insert=True)
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel
                     emit_chat(Event.MESSAGE_SENT, chat)  # sending/services/events.py
