@@ -164,7 +164,8 @@ class ContactGroupViewSchema(OpenApiViewExtension):
 class ContactImportErrorSerializer(serializers.Serializer):
     row = integer(
         "The row's number: in a CSV file, its row as a spreadsheet shows it (the header "
-        "is row 1); in a JSON list, its position from 1."
+        "is row 1); in a JSON list, its position from 1; 0 for the file as a whole (a "
+        "workbook whose sheet cannot be imported, the import `failed`)."
     )
     phone = text("The phone as the row gave it.")
     message = text("Why the row was not imported.")
