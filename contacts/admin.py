@@ -290,7 +290,7 @@ class ContactImportForm(forms.Form):
         upload = data.get("file")
         if upload is not None:
             try:
-                data["csv_file"] = imports.checked_csv(upload)
+                data["checked_file"] = imports.checked_file(upload)
             except imports.ImportRefused as refused:
                 self.add_error(None, translated(refused))
         return data
@@ -316,7 +316,7 @@ def import_contacts_view(model_admin: "ContactAdmin", request):
         contact_import = tasks.start_contact_import(
             # Scoped, has_add_permission above admitted only a member.
             organization=cast(Organization, organization) if scoped else data["organization"],
-            csv_file=data["csv_file"],
+            file=data["checked_file"],
             on_duplicate=data["on_duplicate"],
             contact_group=data["contact_group"],
             file_name=data["file"].name or "",

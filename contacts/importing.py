@@ -129,7 +129,13 @@ def run_contact_import(*, import_id: int) -> str:
         return contact_import.status if contact_import else "missing"
     if not started:
         logger.info("Contact import %s carried on from row %s", import_id, contact_import.processed)
-    rows = rows_of(contact_import)
+    try:
+        rows = rows_of(contact_import)
+    except imports.ImportRefused as refused:  # a workbook's sheet, read here first
+        finish_import(contact_import, ImportStatus.FAILED, file_problem=refused)
+        return ImportStatus.FAILED
+    if len(rows) != contact_import.total:  # a workbook's, counted only now
+        ContactImport.objects.filter(pk=import_id).update(total=len(rows))
     groups: dict[str, ContactGroup] = {}
     attempt = 1
     try:
@@ -154,10 +160,12 @@ def run_contact_import(*, import_id: int) -> str:
 STORAGE_FOLDER = "contact-imports"
 
 
-def store_csv(import_uuid: uuid.UUID, file: File) -> str:
-    """Stream a checked CSV file to the default storage; its name there."""
+def store_file(import_uuid: uuid.UUID, file: File, *, workbook: bool) -> str:
+    """Stream a checked upload, as sent, to the default storage; its name there (`.xlsx`
+    for a workbook, whose sheet the task reads, else `.csv`)."""
     file.seek(0)
-    return default_storage.save(f"{STORAGE_FOLDER}/{import_uuid}.csv", file)
+    suffix = "xlsx" if workbook else "csv"
+    return default_storage.save(f"{STORAGE_FOLDER}/{import_uuid}.{suffix}", file)
 
 
 def store_rows(import_uuid: uuid.UUID, rows: list[list]) -> str:
@@ -180,11 +188,15 @@ def delete_stored(name: str) -> None:
 
 def rows_of(contact_import: ContactImport) -> list[list]:
     """The import's rows, read from its stored file (a CSV file was checked when it came:
-    it reads as it did then); an import started by an earlier version from its record."""
+    it reads as it did then; a workbook's sheet is read and checked only here, and
+    ImportRefused says why it cannot be imported); an import started by an earlier
+    version from its record."""
     if contact_import.stored_file:
         with default_storage.open(contact_import.stored_file, "rb") as stored:
             if contact_import.stored_file.endswith(".jsonl"):
                 return [json.loads(line) for line in stored if line.strip()]
+            if contact_import.stored_file.endswith(".xlsx"):
+                return imports.workbook_rows(stored)
             return imports.csv_rows(File(stored), contact_import.encoding or None)
     if contact_import.source:
         return imports.csv_rows(contact_import.source.encode())
@@ -222,13 +234,24 @@ def import_next_batch(
     return False
 
 
-def finish_import(contact_import: ContactImport, status: str) -> None:
-    """Mark the import done, drop its rows, and emit its one contacts.imported event."""
+def finish_import(
+    contact_import: ContactImport,
+    status: str,
+    *,
+    file_problem: imports.ImportRefused | None = None,
+) -> None:
+    """Mark the import done, drop its rows, and emit its one contacts.imported event.
+    `file_problem`: why the file could not be imported at all, its one error, in the
+    shape of a row's with row 0 (the file as a whole)."""
     now = timezone.now()
+    done: dict[str, Any] = {"status": status, "rows": [], "source": "", "finished_at": now}
+    if file_problem is not None:
+        message = file_problem.messages[0]  # its parameters filled in
+        done["errors"] = [{"row": 0, "phone": "", "message": message}]
     with transaction.atomic():
         changed = ContactImport.objects.filter(
             pk=contact_import.pk, status=ImportStatus.RUNNING
-        ).update(status=status, rows=[], source="", finished_at=now, updated_at=now)
+        ).update(**done, updated_at=now)
         if changed:
             stored = contact_import.stored_file
             transaction.on_commit(lambda: delete_stored(stored))

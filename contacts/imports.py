@@ -1,15 +1,18 @@
 """Reading a contacts import: a CSV file as spreadsheets write them, an Excel workbook
 (the original product's export, read as CSV by contacts/workbooks.py), or a JSON list.
 
-Everything that can make a whole file unusable is found here, before anything is
+Everything that can make a whole CSV file unusable is found here, before anything is
 stored: the encoding (UTF-8 with or without a byte-order mark; anything else is read as
 Latin-1, as spreadsheets on Windows export it), the delimiter (comma, semicolon or tab,
 chosen by the header row), the header (it must name a phone column), the size and the
 number of rows. Such a file is refused whole (ImportRefused, a 400 on `file`). The web
-process only checks a file (checked_csv), reading it a buffer at a time, and streams it to
-storage; the task makes its rows. The rows' own values (a bad phone, a bad email, text a
-database cannot store) are checked row by row when the import runs
-(contacts.importing.import_rows), so that one bad row does not stop the others.
+process only checks a file (checked_file), reading it a buffer at a time, and streams it
+to storage; the task makes its rows. A workbook's sheet is read by the task alone
+(workbook_rows: 100,000 rows take openpyxl tens of seconds): the request checks only its
+size and its zip's directory, and the task reports what the sheet's CSV fails as the
+import's failure. The rows' own values (a bad phone, a bad email, text a database cannot
+store) are checked row by row when the import runs (contacts.importing.import_rows), so
+that one bad row does not stop the others.
 
 Cells marked as text by the export (a `'` before a formula's first character) are read
 without the mark (contacts.representations.unmarked_cell).
@@ -157,42 +160,59 @@ def chosen_delimiter(file: File, encoding: str) -> str:
     return max(found)[1]
 
 
-class CheckedCsv(NamedTuple):
-    """A file that passed every check, its encoding and its number of rows."""
+class CheckedFile(NamedTuple):
+    """An upload that passed the request's checks: a CSV file with its encoding and its
+    number of rows, or a workbook (`workbook`; its sheet is read by the task, so neither
+    is known yet)."""
 
     file: File
     encoding: str
     rows: int
+    workbook: bool = False
 
 
-def checked_csv(file: File) -> CheckedCsv:
-    """A CSV file once every check csv_rows makes has passed (ImportRefused otherwise),
-    read a line at a time and without making its rows: the web process streams the file
-    to storage, and the import's task reads it (a 100,000-row file's rows cost the
-    request more than a second of the interpreter, which its other requests wait for).
-    A workbook is checked as the CSV file its first sheet makes (workbook_as_csv)."""
+def checked_file(file: File) -> CheckedFile:
+    """An uploaded file once the request's checks have passed (ImportRefused otherwise).
+    A CSV file gets every check csv_rows makes, read a line at a time and without making
+    its rows: the web process streams the file to storage, and the import's task reads
+    it (a 100,000-row file's rows cost the request more than a second of the interpreter,
+    which its other requests wait for). A workbook gets checked_workbook's."""
     # A Django File is a binary file, as openpyxl and zipfile read one.
     if workbooks.looks_like_workbook(cast(IO[bytes], file), file.name or ""):
-        converted = workbook_as_csv(file)
-        # Its size was checked as a workbook's; the CSV's is bounded by what it unpacks to.
-        encoding, _rows, count = read_csv(converted, with_rows=False, check_size=False)
-        return CheckedCsv(converted, encoding, count)
+        checked_workbook(file)
+        return CheckedFile(file, encoding="", rows=0, workbook=True)
     encoding, _rows, count = read_csv(file, with_rows=False)
-    return CheckedCsv(file, encoding, count)
+    return CheckedFile(file, encoding, count)
 
 
-def workbook_as_csv(file: File) -> File:
-    """The first sheet of an uploaded workbook as a CSV file on disk (contacts/workbooks.py);
-    ImportRefused when it is too large, no workbook, or holds too many rows."""
+def checked_workbook(file: File) -> None:
+    """What the request checks of a workbook, cheap at any size: its size and its zip's
+    directory (the zip bomb's checks, contacts/workbooks.py), nothing unpacked;
+    ImportRefused when it fails."""
     if file.size is not None and file.size > MAX_BYTES:
         raise refuse("file", TOO_LARGE)
     try:
-        converted = workbooks.workbook_csv(cast(IO[bytes], file), max_rows=MAX_ROWS)
+        workbooks.checked_zip(cast(IO[bytes], file))
+    except workbooks.UnusableWorkbook as unusable:
+        raise refuse("file", WORKBOOK_PROBLEMS[unusable.reason]) from None
+    file.seek(0)
+
+
+def workbook_rows(file: IO[bytes]) -> list[Row]:
+    """The rows of a stored workbook's first sheet, read as the CSV file it makes
+    (contacts/workbooks.py; the import's task): ImportRefused when that CSV file, or the
+    workbook, is unusable as a whole."""
+    try:
+        converted = workbooks.workbook_csv(file, max_rows=MAX_ROWS)
     except workbooks.TooManyRows:
         raise refuse("file", TOO_MANY_ROWS) from None
     except workbooks.UnusableWorkbook as unusable:
         raise refuse("file", WORKBOOK_PROBLEMS[unusable.reason]) from None
-    return File(converted, name="contacts.csv")
+    with converted:
+        # UTF-8, as workbook_csv writes it; its size is bounded by what the workbook
+        # unpacks to, checked before.
+        csv_file = File(converted, name="contacts.csv")
+        return read_csv(csv_file, with_rows=True, encoding="utf-8", check_size=False)[1]
 
 
 def csv_rows(data: bytes | File, encoding: str | None = None) -> list[Row]:

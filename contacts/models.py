@@ -129,12 +129,13 @@ class OnDuplicate(models.TextChoices):
 
 
 class ContactImport(OrganizationRecord):
-    """One bulk import of contacts (a CSV file or a JSON list), done by a task in batches.
+    """One bulk import of contacts (a CSV file, a workbook or a JSON list), done by a task
+    in batches.
 
-    The file is checked as it comes (contacts/imports.py) and streamed to storage (a JSON
-    list's rows as JSON lines), kept there until the import is done; `processed` counts
-    the rows already imported, written in the same transaction as each batch, so a task
-    run again carries on from there.
+    The file is checked as it comes (contacts/imports.py; a workbook's sheet only by the
+    task) and streamed to storage (a JSON list's rows as JSON lines), kept there until the
+    import is done; `processed` counts the rows already imported, written in the same
+    transaction as each batch, so a task run again carries on from there.
     """
 
     status = models.CharField(
@@ -152,8 +153,9 @@ class ContactImport(OrganizationRecord):
         related_name="+",
         verbose_name=_("contact group"),
     )
-    # The file's name in the default storage (a CSV file as sent, `.csv`, or a JSON list's
-    # rows, `.jsonl`) and how its text is read; the file is deleted once the import is done.
+    # The file's name in the default storage (a CSV file as sent, `.csv`, a workbook as
+    # sent, `.xlsx`, or a JSON list's rows, `.jsonl`) and how a CSV file's text is read;
+    # the file is deleted once the import is done.
     stored_file = models.CharField(_("stored file"), max_length=255, blank=True, default="")
     encoding = models.CharField(_("encoding"), max_length=16, blank=True, default="")
     # Where imports started by an earlier version kept their rows or text (read by the

@@ -7,7 +7,7 @@ from django_tasks import task
 
 from accounts.models import Organization
 from contacts import importing
-from contacts.imports import CheckedCsv
+from contacts.imports import CheckedFile
 from contacts.models import ContactGroup, ContactImport, OnDuplicate
 from messaging_project.core.storable import without_unstorable
 from messaging_project.worker.priorities import BULK
@@ -26,19 +26,19 @@ def start_contact_import(
     *,
     organization: Organization,
     rows: list[list] | None = None,
-    csv_file: CheckedCsv | None = None,
+    file: CheckedFile | None = None,
     on_duplicate: str = OnDuplicate.SKIP,
     contact_group: ContactGroup | None = None,
     file_name: str = "",
     created_by: int = 0,
 ) -> ContactImport:
-    """Stream a checked CSV file (contacts.imports), or the rows of a JSON list, to
-    storage, then record the import and enqueue it in one transaction. The API and the
-    admin both start imports here."""
+    """Stream a checked file (a CSV file or a workbook, contacts.imports), or the rows of
+    a JSON list, to storage, then record the import and enqueue it in one transaction.
+    The API and the admin both start imports here."""
     import_uuid = uuid.uuid4()
-    if csv_file is not None:
-        stored = importing.store_csv(import_uuid, csv_file.file)
-        encoding, total = csv_file.encoding, csv_file.rows
+    if file is not None:
+        stored = importing.store_file(import_uuid, file.file, workbook=file.workbook)
+        encoding, total = file.encoding, file.rows
     else:
         stored = importing.store_rows(import_uuid, rows or [])
         encoding, total = "", len(rows or [])

@@ -3,9 +3,10 @@ file it holds: its first sheet, the first row naming the columns (docs/contacts.
 
 A workbook is a zip of XML files, so a small upload can unpack to gigabytes (a zip bomb):
 its parts' sizes are read from the zip's directory and checked before anything is
-unpacked, and no part is ever read past the size it declares. openpyxl then reads the
-sheet in read-only mode, a row at a time, into a CSV file on disk that the CSV import
-checks and imports as any other: the same header rules, limits and row checks.
+unpacked (checked_zip, which the upload's request runs too), and no part is ever read
+past the size it declares. The import's task then reads the sheet with openpyxl in
+read-only mode, a row at a time, into a CSV file on disk that it checks and imports as
+any other: the same header rules, limits and row checks.
 """
 
 import csv
@@ -22,6 +23,9 @@ from openpyxl import load_workbook
 MAX_UNPACKED = 256 * 1024 * 1024
 MAX_PARTS = 1000
 ZIP_MAGIC = b"PK\x03\x04"
+# The part every Office Open XML file has (ECMA-376 part 2): a zip without it is no
+# workbook, whatever else it holds.
+CONTENT_TYPES = "[Content_Types].xml"
 
 
 class UnusableWorkbook(Exception):
@@ -45,8 +49,9 @@ def looks_like_workbook(file: IO[bytes], name: str) -> bool:
 
 
 def checked_zip(file: IO[bytes]) -> None:
-    """UnusableWorkbook unless `file` is a zip whose parts unpack to at most
-    MAX_UNPACKED bytes in at most MAX_PARTS parts (read from its directory alone)."""
+    """UnusableWorkbook unless `file` is an Office Open XML zip whose parts unpack to at
+    most MAX_UNPACKED bytes in at most MAX_PARTS parts, read from its directory alone:
+    cheap at any size, nothing unpacked."""
     try:
         with zipfile.ZipFile(file) as archive:
             parts = archive.infolist()
@@ -56,6 +61,8 @@ def checked_zip(file: IO[bytes]) -> None:
         raise UnusableWorkbook("too_many_parts")
     if sum(part.file_size for part in parts) > MAX_UNPACKED:
         raise UnusableWorkbook("too_large_unpacked")
+    if not any(part.filename == CONTENT_TYPES for part in parts):
+        raise UnusableWorkbook("not_a_workbook")
 
 
 def workbook_csv(file: IO[bytes], *, max_rows: int) -> IO[bytes]:

@@ -93,6 +93,21 @@ ContactGroupPage = page_of(ContactGroupRecordSerializer, "ContactGroupPage")
 ContactGroupDetail = detail_of(ContactGroupRecordSerializer, "ContactGroupDetail")
 
 
+class RefusedFieldSchema(OpenApiSerializerFieldExtension):
+    """A field the original product takes and this service refuses (a 400 naming it)."""
+
+    target_class = "contacts.api.serializers.RefusedField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {
+            "type": "string",
+            "format": "binary",
+            "nullable": True,
+            "description": "Refused when given (400): contact avatars are not stored. "
+            "Null or empty is ignored.",
+        }
+
+
 class ContactMetadataSchema(OpenApiSerializerFieldExtension):
     """A contact's custom fields: an object, or the JSON text of one (a form's)."""
 
@@ -164,7 +179,8 @@ class ContactGroupViewSchema(OpenApiViewExtension):
 class ContactImportErrorSerializer(serializers.Serializer):
     row = integer(
         "The row's number: in a CSV file, its row as a spreadsheet shows it (the header "
-        "is row 1); in a JSON list, its position from 1."
+        "is row 1); in a JSON list, its position from 1; 0 for the file as a whole (a "
+        "workbook whose sheet cannot be imported, the import `failed`)."
     )
     phone = text("The phone as the row gave it.")
     message = text("Why the row was not imported.")

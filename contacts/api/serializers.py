@@ -19,6 +19,9 @@ from messaging_project.api.fields import (
 # How deep a contact's metadata may nest (as an import's may, contacts/importing.py).
 METADATA_DEPTH = 8
 TWO_GROUPS = "Give the group once: `group` and `contact_group` name different groups."
+AVATAR_NOT_STORED = (
+    "Contact avatars are not stored: send the contact without `file` (its avatar image)."
+)
 
 
 def optional_text(**kwargs) -> StrictCharField:
@@ -55,6 +58,24 @@ class ContactMetadataField(PassThroughJSONField):
         return super().to_internal_value(data) or None
 
 
+class RefusedField(serializers.Field):
+    """A field the original product takes and this service does not keep: given, it is a
+    400 naming it rather than dropped (docs/migrating.md). Null or empty (a form's file
+    input left blank, which the original ignores too) is nothing given."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_null=True, write_only=True, **kwargs)
+        self.message = message
+
+    def to_internal_value(self, data: Any) -> None:
+        if data == "":
+            return None
+        raise serializers.ValidationError(self.message)
+
+    def to_representation(self, value: Any) -> None:
+        return None
+
+
 class ContactInputSerializer(serializers.Serializer):
     first_name = optional_text()
     last_name = optional_text()
@@ -80,6 +101,8 @@ class ContactInputSerializer(serializers.Serializer):
         help_text="Custom fields: an object (or its JSON text); null clears them.",
     )
     is_favorite = StrictBooleanField(required=False)
+    # The original's avatar upload (ContactService::store); no avatar is stored here.
+    file = RefusedField(AVATAR_NOT_STORED)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -103,6 +126,7 @@ class ContactInputSerializer(serializers.Serializer):
         return self.validate_contact_group(value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs.pop("file", None)  # given empty: nothing to keep
         # Blank optional text means "no value".
         for field in ("first_name", "last_name", "email"):
             if attrs.get(field) == "":

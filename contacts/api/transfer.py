@@ -57,12 +57,12 @@ def export_response(organization_id: int, file_name: str = "contacts.csv"):
 
 def import_source(options: dict) -> dict:
     """What start_contact_import takes of the file (checked as Django's upload handlers
-    spooled it, a line at a time) or the JSON list (its rows) sent; a 400 on `file` or
-    `contacts` when the whole of it is unusable."""
+    spooled it: a CSV file a line at a time, a workbook's zip directory) or the JSON list
+    (its rows) sent; a 400 on `file` or `contacts` when the whole of it is unusable."""
     try:
         if "file" in options:
             upload = options["file"]
-            return {"csv_file": imports.checked_csv(upload), "file_name": upload.name or ""}
+            return {"file": imports.checked_file(upload), "file_name": upload.name or ""}
         return {"rows": imports.json_rows(options["contacts"])}
     except imports.ImportRefused as refused:
         raise ApiValidationError(refused.message_dict) from None

@@ -58,7 +58,7 @@ def test_six_imports_of_one_file_beside_single_creates_all_complete_with_exact_t
     started = [
         tasks.start_contact_import(
             organization=organization,
-            csv_file=imports.checked_csv(File(io.BytesIO(file), name="contacts.csv")),
+            file=imports.checked_file(File(io.BytesIO(file), name="contacts.csv")),
         )
         for _ in range(6)
     ]

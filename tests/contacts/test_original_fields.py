@@ -8,6 +8,7 @@ import json
 from urllib.parse import urlencode
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from contacts.models import Contact
 from tests.factories import ContactFactory, ContactGroupFactory
@@ -178,3 +179,40 @@ def test_group_and_contact_group_naming_two_groups_is_refused(api, org_a):
     ]
     body["contact_group"] = str(one.uuid)
     assert api.post("/api/contacts", body, format="json").status_code == 200
+
+
+# The original's avatar upload: `file` in ContactService::store (hasFile('file')).
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+AVATAR_REFUSED = (
+    "Contact avatars are not stored: send the contact without `file` (its avatar image)."
+)
+
+
+def test_an_avatar_upload_is_a_400_naming_file(api, org_a):
+    avatar = SimpleUploadedFile("ada.png", PNG, content_type="image/png")
+    body = {"first_name": "Ada", "phone": "+14155552671", "file": avatar}
+    response = api.post("/api/contacts", body, format="multipart")
+    assert response.status_code == 400, response.json()
+    assert response.json()["errors"] == {"file": [AVATAR_REFUSED]}
+    assert not Contact.objects.exists()
+    # An edit as a PHP client sends it (`_method=PUT`) changes nothing either.
+    contact = ContactFactory(organization=org_a, first_name="Bo")
+    avatar.seek(0)
+    edit = api.post(
+        f"/api/contacts/{contact.uuid}",
+        {"_method": "PUT", "first_name": "Al", "file": avatar},
+        format="multipart",
+    )
+    assert edit.status_code == 400 and edit.json()["errors"] == {"file": [AVATAR_REFUSED]}
+    contact.refresh_from_db()
+    assert contact.first_name == "Bo" and contact.avatar is None
+
+
+@pytest.mark.parametrize("value", ["", None])
+def test_file_given_empty_is_nothing_given(api, org_a, value):
+    body = {"first_name": "Ada", "phone": "+14155552671", "file": value}
+    response = api.post("/api/contacts", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert Contact.objects.get().avatar is None
+    form = urlencode({"first_name": "Bo", "phone": "+14155552672", "file": ""})
+    assert api.post("/api/contacts", form, content_type=FORM).status_code == 200

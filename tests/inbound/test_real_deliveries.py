@@ -52,28 +52,32 @@ def history_org(org_a):
 # History: the media of an imported message, delivered later --------------------------
 
 
+# Meta's examples: the message whose media a later webhook brings (its `media_placeholder`).
+PLACEHOLDER = "wamid.QyNUEHBgLMTY0NjcwNDM1OTUVAgARGBI1Rj3NEYxMzAzMzQ5MkEA"
+
+
 def test_a_later_history_media_webhook_fills_the_imported_chat(history_org):
-    deliver(history_org, conversation("history:chunk"))
-    chat = Chat.objects.get(wam_id="wamid.HISTORY1")
-    assert chat.media is None
+    deliver(history_org, real("history_with_media_placeholder"))
+    chat = Chat.objects.get(wam_id=PLACEHOLDER)
+    assert chat.media is None and chat.contact.phone == "16505551234"
 
     counts = processed(deliver(history_org, real("history_media_later")))
 
     chat.refresh_from_db()
-    assert chat.media is not None and chat.media.media_id == "1003383421387256"
+    assert chat.media is not None and chat.media.media_id == "24230790383178626"
     assert chat.metadata["type"] == "image"
     assert counts["skipped"] == 0 and counts["duplicates"] == 1
     # Delivered again: nothing changes.
     processed(deliver(history_org, real("history_media_later")))
-    assert Chat.objects.filter(wam_id="wamid.HISTORY1").count() == 1
+    assert Chat.objects.filter(wam_id=PLACEHOLDER).count() == 1
 
 
 def test_later_history_media_of_a_message_not_seen_yet_imports_it(history_org):
     counts = processed(deliver(history_org, real("history_media_later")))
-    chat = Chat.objects.get(wam_id="wamid.HISTORY1")
+    chat = Chat.objects.get(wam_id=PLACEHOLDER)
     assert counts["imported"] == 1
     assert chat.type == ChatType.INBOUND and chat.contact.phone == "16505551234"
-    assert chat.media is not None and chat.media.media_id == "1003383421387256"
+    assert chat.media is not None and chat.media.media_id == "24230790383178626"
 
 
 def test_later_history_media_without_a_usable_number_is_skipped(history_org):
