@@ -14,8 +14,8 @@ Interleaved rounds of a few seconds (the machine is shared), 8 wrk connections e
 
 The targets: each kind's throughput on, at least 95% of off, as the median over the
 rounds of each round's own ratio. Beside them, each side's CPU per request (its web
-workers and its PostgreSQL backends, read from /proc): on a shared machine a steadier
-view of the same cost than throughput, which moves with everything else running.
+workers and its PostgreSQL backends, read from /proc): the same cost seen another way,
+less moved by what else runs on a shared machine than the throughput is.
 """
 
 import json
