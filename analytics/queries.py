@@ -1,7 +1,8 @@
 """The rollup's hand-written SQL: each batch's increments in one upsert statement (the
 ORM's upsert can only set columns to the values offered, not add to them), run at the
-end of the event batch (events.services.at_batch_end), and the
-billable messages claimed once. Runs on PostgreSQL and SQLite alike."""
+end of the event batch (events.services.at_batch_end), and the billable messages claimed
+once and counted in one more. Runs on PostgreSQL and SQLite alike; on PostgreSQL a
+billing is a single statement."""
 
 import os
 import threading
@@ -79,6 +80,51 @@ def add_staff_messages(deltas: dict[tuple[int, date, int], int]) -> None:
         ("messages",),
         ((*key, count) for key, count in deltas.items() if count),
     )
+
+
+def bill(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
+    """Record the billable messages of `billable` (chat id: pricing category and the
+    chat's (organization, day, number)) and count in DailyBillable the ones recorded
+    now: a chat billed before (its earlier status's pricing, or a concurrent delivery's)
+    counts no more. One statement on PostgreSQL (the status webhook's hot path), two
+    elsewhere."""
+    if not billable:
+        return
+    if connection.vendor == "postgresql":
+        bill_in_one_statement(billable)
+        return
+    deltas: dict[tuple[int, date, int, str], int] = {}
+    for chat_id in claim_billed({chat_id: category for chat_id, (category, _) in billable.items()}):
+        category, (organization, day, number) = billable[chat_id]
+        found = (organization, day, number, category)
+        deltas[found] = deltas.get(found, 0) + 1
+    add_billable(deltas)
+
+
+def bill_in_one_statement(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
+    """bill() as one data-modifying WITH: the claims inserted, and the rows claimed now
+    counted by day, number and category."""
+    table, claims = DailyBillable._meta.db_table, BilledMessage._meta.db_table
+    offered = sorted(
+        (chat_id, category, organization, day, number)
+        for chat_id, (category, (organization, day, number)) in billable.items()
+    )
+    sql = (
+        "WITH offered (chat_id, category, organization_id, day, number_id) AS (VALUES "  # noqa: S608
+        f"{', '.join(['(%s, %s, %s, %s::date, %s)'] * len(offered))}), "
+        f"claimed AS (INSERT INTO {claims} (chat_id, category) "
+        "SELECT chat_id, category FROM offered ORDER BY chat_id "
+        "ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id) "
+        f"INSERT INTO {table} (organization_id, day, number_id, category, slot, messages) "
+        "SELECT organization_id, day, number_id, category, %s, count(*) "
+        "FROM claimed JOIN offered USING (chat_id) "
+        "GROUP BY organization_id, day, number_id, category "
+        "ORDER BY organization_id, day, number_id, category "
+        "ON CONFLICT (organization_id, day, number_id, category, slot) "
+        f"DO UPDATE SET messages = {table}.messages + excluded.messages"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for row in offered for value in row] + [slot()])
 
 
 def claim_billed(categories: dict[int, str]) -> set[int]:

@@ -18,10 +18,9 @@ from django.utils import timezone
 from analytics.models import Awaiting, FirstResponse
 from analytics.queries import (
     MESSAGE_COUNTERS,
-    add_billable,
     add_messages,
     add_staff_messages,
-    claim_billed,
+    bill,
 )
 from sending.models import Chat, ChatStatus, ChatType
 from sending.recorded import (
@@ -108,21 +107,14 @@ def billable_category(pricing) -> str | None:
 
 def on_statuses_recorded(record: StatusesRecorded) -> None:
     """Billable messages, once each: WhatsApp repeats the pricing on every status."""
-    categories: dict[int, str] = {}
-    chats: dict[int, Chat] = {}
+    billable: dict[int, tuple[str, tuple[int, date, int]]] = {}
     for update in record.updates:
         category = billable_category(update.pricing)
         chat = record.chats.get(update.wam_id)
         if category is None or chat is None or chat.type != ChatType.OUTBOUND:
             continue
-        categories.setdefault(chat.pk, category)
-        chats[chat.pk] = chat
-    if not categories:
-        return
-    deltas: dict[tuple[int, date, int, str], int] = defaultdict(int)
-    for chat_id in claim_billed(categories):
-        deltas[(*key(chats[chat_id]), categories[chat_id])] += 1
-    add_billable(deltas)
+        billable.setdefault(chat.pk, (category, key(chat)))
+    bill(billable)
 
 
 def on_conversations_changed(record: ConversationsChanged) -> None:

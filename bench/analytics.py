@@ -1,6 +1,8 @@
 """The `analytics` scenario: 90 days of figures for an organization whose rollup counts
 10 million chats (bench/analytics_seed.py), read by one client at a time so that the
-latency is the request's own (`GET /api/analytics/messages`, all numbers, JSON).
+latency is the request's own (`GET /api/analytics/messages`, all numbers, JSON); then
+what keeping the figures costs the inbound and status webhooks
+(bench/analytics_webhooks.py).
 """
 
 import json
@@ -8,6 +10,7 @@ import math
 import time
 from datetime import UTC, datetime, timedelta
 
+from bench import analytics_webhooks
 from bench.load import wrk_once
 from bench.report import target
 from bench.stack import Stack, log
@@ -44,14 +47,17 @@ def run(template: str, quick: bool) -> dict:
     p95 = percentile_ms(measured, 95)
     requests = measured["requests"]
     log(f"analytics: 90 days, {requests} requests, p95 {p95} ms")
+    webhooks = analytics_webhooks.run(template, quick)
     return {
         "targets": {
             "analytics: 90 days over 10,000,000 chats, one client: p95 ms": target(
                 p95, p95 < 300, goal="< 300"
-            )
+            ),
+            **webhooks.pop("targets"),
         },
         "requests": requests,
         "non_2xx": measured["errors"]["status"],
         "p50_ms": percentile_ms(measured, 50),
         "p95_ms": p95,
+        "webhooks": webhooks,
     }
