@@ -11,7 +11,14 @@ from datetime import date
 
 from django.db import connection
 
-from analytics.models import SLOTS, BilledMessage, DailyBillable, DailyMessages, DailyStaffMessages
+from analytics.models import (
+    SLOTS,
+    Awaiting,
+    BilledMessage,
+    DailyBillable,
+    DailyMessages,
+    DailyStaffMessages,
+)
 from events.services import at_batch_end
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
@@ -86,8 +93,8 @@ def bill(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
     """Record the billable messages of `billable` (chat id: pricing category and the
     chat's (organization, day, number)) and count in DailyBillable the ones recorded
     now: a chat billed before (its earlier status's pricing, or a concurrent delivery's)
-    counts no more. One statement on PostgreSQL (the status webhook's hot path), two
-    elsewhere."""
+    counts no more. One statement on PostgreSQL (the status webhook's hot path), run at
+    the end of the event batch with the rollup's, two elsewhere."""
     if not billable:
         return
     if connection.vendor == "postgresql":
@@ -123,8 +130,9 @@ def bill_in_one_statement(billable: dict[int, tuple[str, tuple[int, date, int]]]
         "ON CONFLICT (organization_id, day, number_id, category, slot) "
         f"DO UPDATE SET messages = {table}.messages + excluded.messages"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in offered for value in row] + [slot()])
+    # Nothing to read back: it waits for the batch's end with the rollup's upsert, and
+    # shares its round trip.
+    at_batch_end(sql, [value for row in offered for value in row] + [slot()])
 
 
 def claim_billed(categories: dict[int, str]) -> set[int]:
@@ -142,3 +150,17 @@ def claim_billed(categories: dict[int, str]) -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for item in items for value in item])
         return {row[0] for row in cursor.fetchall()}
+
+
+def await_staff(conversation_ids: list[int], since) -> None:
+    """The conversations wait for staff's first answer from `since` (a customer's message
+    opened or reopened them), at the end of the event batch with the rollup's upsert."""
+    table = Awaiting._meta.db_table
+    value = Awaiting._meta.get_field("since").get_db_prep_value(since, connection, prepared=False)
+    ids = sorted(set(conversation_ids))
+    sql = (
+        f"INSERT INTO {table} (conversation_id, since) VALUES "  # noqa: S608
+        f"{', '.join(['(%s, %s)'] * len(ids))} "
+        "ON CONFLICT (conversation_id) DO UPDATE SET since = excluded.since"
+    )
+    at_batch_end(sql, [item for pk in ids for item in (pk, value)])

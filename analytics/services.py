@@ -20,6 +20,7 @@ from analytics.queries import (
     MESSAGE_COUNTERS,
     add_messages,
     add_staff_messages,
+    await_staff,
     bill,
 )
 from sending.models import Chat, ChatStatus, ChatType
@@ -123,12 +124,7 @@ def on_conversations_changed(record: ConversationsChanged) -> None:
     now = timezone.now()
     opened = [c for c in record.created if c.unread > 0] + list(record.reopened)
     if opened:
-        Awaiting.objects.bulk_create(
-            [Awaiting(conversation_id=c.pk, since=now) for c in opened],
-            update_conflicts=True,
-            unique_fields=["conversation"],
-            update_fields=["since"],
-        )
+        await_staff([c.pk for c in opened], now)
 
 
 def record_staff_messages(chats: list[Chat]) -> None:

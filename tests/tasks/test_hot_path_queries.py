@@ -17,13 +17,14 @@ def test_a_message_from_a_new_sender_that_a_reply_answers(
     # the contact looked up; its insert (in the message's savepoint: a contact created
     # meanwhile rolls the message back and it is recorded again), live count, endpoints
     # (for contact.created, and message.received: once a webhook); the conversation
-    # of the contact and the number found or made (one upsert), waiting for staff's first
-    # answer from now (analytics); the chat; the day's figures (analytics); the
-    # reply's index version (cache); the organization's auto-replies waiting (its turn),
-    # the reply's task and its organization (its AutoReply is written by the task's
-    # run); the release (PostgreSQL: in the round trip of the count of contacts and of
-    # conversations, inbox/queries.py; SQLite: one statement each); COMMIT
-    with django_assert_num_queries(17 if ON_POSTGRESQL else 18):
+    # of the contact and the number found or made (one upsert); the chat; the reply's
+    # index version (cache); the organization's auto-replies waiting (its turn), the
+    # reply's task and its organization (its AutoReply is written by the task's run);
+    # the release; at the event batch's end the count of contacts and of conversations
+    # (inbox/queries.py), the conversation waiting for staff's first answer from now and
+    # the day's figures (analytics): one round trip on PostgreSQL, one statement each on
+    # SQLite; COMMIT
+    with django_assert_num_queries(15 if ON_POSTGRESQL else 18):
         response = deliver(cloud_webhook_org, envelope(text_message("hours?")))
     assert response.json()["processed"]["messages"] == 1
 
@@ -43,12 +44,13 @@ def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_
     deliver(cloud_webhook_org, envelope(text_message("hours?")))
     # the task claimed; the reply claimed (its AutoReply written); the reply with its
     # organization, number, message and contact; BEGIN, (PostgreSQL: the message id
-    # held), the conversation upserted, the chat, the day's figures (analytics), endpoints
-    # for message.sent, statuses kept for it, the reply sent, COMMIT; the task's end;
+    # held), the conversation read, the chat, endpoints for message.sent, statuses kept
+    # for it, the reply sent, at the batch's end the conversation's time and the day's
+    # figures (analytics; one round trip on PostgreSQL), COMMIT; the task's end;
     # (the look for another task, none); the look for events to fan out, none (its
     # DELETE, in a savepoint here, a transaction in a worker), and for due event
     # deliveries, none (their claim, events/delivery.py). SQLite claims a task in a
     # transaction of four statements (django_tasks_db's), PostgreSQL in one
     # (messaging_project/worker/runner.py).
-    with django_assert_num_queries(18 if ON_POSTGRESQL else 22):
+    with django_assert_num_queries(18 if ON_POSTGRESQL else 23):
         assert run_tasks() == 1
