@@ -19,7 +19,7 @@ from django.core import signing
 from django.db import connection
 from django.utils import timezone
 
-from inbox.models import Note
+from inbox.models import ConversationTotal, Note
 from sending.models import SERVICE_WINDOW, Chat, ChatMedia, Conversation
 
 SALT = "inbox.live"
@@ -86,9 +86,12 @@ CONVERSATION_ROW = f"""
       FROM {Conversation._meta.db_table} c
      WHERE c.id = %s AND (%s OR c.assignee_id IS NULL OR c.assignee_id = %s)
 """
-# The organizations' live chats are indexed by (organization, id): one index entry.
-NEWEST_MESSAGE = f"""
-    SELECT max(id) FROM {Chat._meta.db_table} WHERE organization_id = %s AND deleted_at IS NULL
+# The organizations' live chats are indexed by (organization, id): one index entry; the
+# count of changes is the organization's one row of ConversationTotal.
+LIST_STATE = f"""
+    SELECT (SELECT max(id) FROM {Chat._meta.db_table}
+             WHERE organization_id = %s AND deleted_at IS NULL),
+           (SELECT changes FROM {ConversationTotal._meta.db_table} WHERE organization_id = %s)
 """
 LATEST_MESSAGES = f"""
     SELECT m.id, m.status, f.state, m.deleted_at
@@ -117,8 +120,10 @@ def conversation_state(watch: Watch, conversation: int) -> tuple[Any, ...] | Non
 
 def list_state(organization: int) -> tuple[Any, ...]:
     """One indexed query: the organization's newest message (a new message moves its
-    conversation up the list and adds to its badge). Message times have WhatsApp's
-    one-second resolution, so the newest chat's id tells two messages apart instead."""
+    conversation up the list and adds to its badge; message times have WhatsApp's
+    one-second resolution, so the newest chat's id tells two messages apart instead),
+    and its count of changes to conversations (another's assign, labels, resolve or
+    read changes what the list shows too)."""
     with connection.cursor() as cursor:
-        cursor.execute(NEWEST_MESSAGE, [organization])
+        cursor.execute(LIST_STATE, [organization, organization])
         return tuple(cursor.fetchone())

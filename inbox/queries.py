@@ -44,6 +44,21 @@ RECOUNT_SQL = f"""
 """  # noqa: S608
 
 
+CHANGED_SQL = f"""
+    UPDATE {TOTAL} SET changes = changes + 1 WHERE organization_id = %s
+"""  # noqa: S608
+
+
+def note_change(organization_id: int) -> None:
+    """One more change of a conversation's state by staff or the API. An organization
+    without its row yet (conversations from before the count was kept) is counted once."""
+    with connection.cursor() as cursor:
+        cursor.execute(CHANGED_SQL, [organization_id])
+        if cursor.rowcount == 0:
+            cursor.execute(RECOUNT_SQL, [organization_id, organization_id])
+            cursor.execute(CHANGED_SQL, [organization_id])
+
+
 def add_conversations(organization_id: int, created: int) -> None:
     """`created` more conversations, as the current batch ends (now outside one)."""
     at_batch_end(ADD_SQL, [organization_id, created])
