@@ -34,7 +34,8 @@ class ConversationViewSet(OrganizationViewSet):
 
     def list(self, request, *args, **kwargs):
         given = {}
-        if FILTERS.intersection(request.query_params):  # no filter given: nothing to check
+        # Without a filter's name in the query string there is nothing to validate.
+        if FILTERS.intersection(request.query_params):
             filters = ConversationFilterSerializer(data=request.query_params)
             filters.is_valid(raise_exception=True)
             # A query string's absent boolean reads as false (DRF's form input): no filter.
