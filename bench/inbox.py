@@ -81,6 +81,7 @@ class OpenPages:
         self.polling = threading.Event()
         self.stopped = threading.Event()
         self.answers: list[tuple[int, float]] = []
+        self.failures: list[str] = []
         self.start = time.monotonic()
         self.threads = [
             threading.Thread(target=self.page, args=(n, path), daemon=True)
@@ -102,23 +103,30 @@ class OpenPages:
         return http.client.HTTPConnection(self.address.hostname, self.address.port, timeout=30)
 
     def check(
-        self, connection, path: str, etag: str
+        self, connection: http.client.HTTPConnection, path: str, etag: str
     ) -> tuple[http.client.HTTPConnection, int, str]:
-        headers = {"If-None-Match": etag} if etag else {}
-        for attempt in (1, 2):
-            try:
-                connection.request("GET", path, headers=headers)
-                response = connection.getresponse()
-                response.read()
-                return connection, response.status, response.getheader("ETag") or etag
-            except (http.client.HTTPException, ConnectionError):
-                connection.close()
-                connection = self.connect()
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        """One check; again on a new connection when the server closed the idle one."""
+        try:
+            return connection, *self.ask(connection, path, etag)
+        except (http.client.HTTPException, ConnectionError):
+            connection.close()
+            connection = self.connect()
+            return connection, *self.ask(connection, path, etag)
+
+    @staticmethod
+    def ask(connection: http.client.HTTPConnection, path: str, etag: str) -> tuple[int, str]:
+        connection.request("GET", path, headers={"If-None-Match": etag} if etag else {})
+        response = connection.getresponse()
+        response.read()
+        return response.status, response.getheader("ETag") or etag
 
     def page(self, n: int, path: str) -> None:
+        try:
+            self.poll(n, path)
+        except Exception as error:  # a page that stops checking fails the run
+            self.failures.append(f"{path[:40]}...: {error!r}")
+
+    def poll(self, n: int, path: str) -> None:
         connection = self.connect()
         connection, status, etag = self.check(connection, path, "")  # the page's first ETag
         if status != 200:
@@ -160,6 +168,8 @@ def live_cost(stack: Stack, seeded: dict, config: dict) -> dict:
                     polled.append({**run, "live_rps": rate})
                 else:
                     alone.append(run)
+    if pages.failures:
+        raise RuntimeError(f"open pages stopped checking: {pages.failures[:3]}")
     costs = [
         1 - (p["requests"] / p["duration_us"]) / (a["requests"] / a["duration_us"])
         for p, a in zip(polled, alone, strict=True)
