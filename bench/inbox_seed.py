@@ -4,7 +4,9 @@ Run by bench/inbox.py as `python -m bench.inbox_seed SIZES_JSON`: an organizatio
 `conversations` contacts, each in a conversation with the default number (one message
 a minute apart, newest last), and the first of them holding `messages` chats. Generated
 in SQL with generate_series, as bench/seed.py does; the counts the services keep are
-then written from the rows.
+then written from the rows. Then two staff members, a manager and an agent, and the live
+checks of `live_pages` open inbox pages (inbox/live.py): a tenth of them the list, the
+others the newest conversations, each looked at by one of the two in turn.
 """
 
 import json
@@ -17,10 +19,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "messaging_project.settings")
 django.setup()
 
 from django.db import connection, transaction  # noqa: E402
+from django.urls import reverse  # noqa: E402
 
+from accounts.models import Role  # noqa: E402
+from accounts.services import create_staff_user  # noqa: E402
 from bench.seed import organization, seed_contacts  # noqa: E402
 from business_numbers.models import Number  # noqa: E402
+from inbox import live  # noqa: E402
 from inbox.queries import recount_conversations  # noqa: E402
+from sending.models import Conversation  # noqa: E402
 
 CONVERSATIONS_SQL = """
 INSERT INTO sending_conversation (uuid, organization_id, contact_id, number_id, status,
@@ -50,8 +57,30 @@ RETURNING conversation_id
 """
 
 
+def live_paths(org, pages: int) -> list[str]:
+    """The live-check URLs of `pages` open inbox pages, as the admin renders them."""
+    staff = [
+        create_staff_user(
+            username=f"bench-{role}", organization=org, password="bench-Pass-4821", role=role
+        )
+        for role in (Role.MANAGER, Role.AGENT)
+    ]
+    lists = pages // 10
+    newest = Conversation.objects.filter(organization=org).order_by("-last_message_at", "-id")
+    # An agent sees the unassigned conversations: the seeded ones all are.
+    watched = [{"organization": org.pk}] * lists + [
+        {"conversation": pk} for pk in newest.values_list("pk", flat=True)[: pages - lists]
+    ]
+    paths = []
+    for n, watch in enumerate(watched):
+        user = staff[n % len(staff)]
+        token = live.token_for(live.Watch(user=user.pk, agent=user is staff[1], **watch))
+        paths.append(reverse("inbox_admin:live", args=[token]))
+    return paths
+
+
 def main() -> None:
-    sizes = json.loads(sys.argv[1])  # {"conversations": 100000, "messages": 10000}
+    sizes = json.loads(sys.argv[1])  # {"conversations": 100000, "messages": 10000, ...}
     with transaction.atomic(), connection.cursor() as cursor:
         org, token = organization("Bench inbox")
         seed_contacts(cursor, org, sizes["conversations"], 448_000_000_000)
@@ -64,7 +93,8 @@ def main() -> None:
         cursor.execute("SELECT uuid FROM sending_conversation WHERE id = %s", [busiest])
         busiest_uuid = str(cursor.fetchone()[0])
         recount_conversations(org.pk)
-    print(json.dumps({"token": token, "busiest": busiest_uuid}))
+        live_checks = live_paths(org, sizes["live_pages"])
+    print(json.dumps({"token": token, "busiest": busiest_uuid, "live": live_checks}))
 
 
 if __name__ == "__main__":

@@ -258,19 +258,27 @@ def form_errors(request: HttpRequest, form) -> None:
             messages.error(request, f"{label}: {error}" if label else error)
 
 
+def changed(request: HttpRequest, conversation: Conversation, form) -> bool:
+    """The change a conversation form asks for (its fields are the inbox service's), made
+    by the service; what went wrong is said on the next page. True when it was made."""
+    if not form.is_valid():
+        form_errors(request, form)
+        return False
+    try:
+        services.update_conversation(
+            conversation=conversation, actor=request.user, **form.cleaned_data
+        )
+    except ValidationError as error:
+        refused(request, error)
+        return False
+    return True
+
+
 @require_POST
 def assign(request: HttpRequest, uuid: UUID) -> HttpResponse:
     conversation = visible_conversation(request, uuid)
     form = AssignForm(request.POST, staff=organization_staff(conversation.organization_id))
-    if not form.is_valid():
-        form_errors(request, form)
-        return back_to(conversation)
-    try:
-        services.update_conversation(
-            conversation=conversation, actor=request.user, assignee=form.cleaned_data["assignee"]
-        )
-    except ValidationError as error:
-        refused(request, error)
+    if not changed(request, conversation, form):
         return back_to(conversation)
     assignee = form.cleaned_data["assignee"]
     if assignee is None:
@@ -285,17 +293,7 @@ def assign(request: HttpRequest, uuid: UUID) -> HttpResponse:
 @require_POST
 def set_labels(request: HttpRequest, uuid: UUID) -> HttpResponse:
     conversation = visible_conversation(request, uuid)
-    form = LabelsForm(request.POST)
-    if not form.is_valid():
-        form_errors(request, form)
-        return back_to(conversation)
-    try:
-        services.update_conversation(
-            conversation=conversation, actor=request.user, labels=form.cleaned_data["labels"]
-        )
-    except ValidationError as error:
-        refused(request, error)
-    else:
+    if changed(request, conversation, LabelsForm(request.POST)):
         messages.success(request, gettext("Labels saved."))
     return back_to(conversation)
 
@@ -304,19 +302,10 @@ def set_labels(request: HttpRequest, uuid: UUID) -> HttpResponse:
 def set_status(request: HttpRequest, uuid: UUID) -> HttpResponse:
     conversation = visible_conversation(request, uuid)
     form = StatusForm(request.POST)
-    if not form.is_valid():
-        form_errors(request, form)
-        return back_to(conversation)
-    status = form.cleaned_data["status"]
-    try:
-        services.update_conversation(conversation=conversation, actor=request.user, status=status)
-    except ValidationError as error:
-        refused(request, error)
-    else:
+    if changed(request, conversation, form):
+        status = ConversationStatus(form.cleaned_data["status"])
         messages.success(
-            request,
-            gettext("The conversation is %(status)s.")
-            % {"status": ConversationStatus(status).label},
+            request, gettext("The conversation is %(status)s.") % {"status": status.label}
         )
     return back_to(conversation)
 

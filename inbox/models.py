@@ -49,12 +49,17 @@ class Note(models.Model):
 class ConversationTotal(models.Model):
     """How many conversations an organization has: the total of the API's unfiltered
     list, kept as they are created (inbox/queries.py) instead of counted on each page.
-    Conversations are never deleted but with their organization or contact's row."""
+    Conversations are never deleted but with their organization or contact's row.
+
+    And how many times staff or the API changed one (its status, assignee or labels, or
+    read it): the admin list's live check reads it with the newest message, so that an
+    open list redraws on another's change too (inbox/live.py)."""
 
     organization = models.OneToOneField(
         "accounts.Organization", on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     conversations = models.PositiveBigIntegerField(default=0)
+    changes = models.PositiveBigIntegerField(default=0, db_default=0)
 
     def __str__(self) -> str:
         return f"{self.conversations} conversations"

@@ -1,5 +1,5 @@
-"""The inbox's hand-written SQL: each organization's count of conversations, and the
-unfiltered list's page.
+"""The inbox's hand-written SQL: each organization's count of conversations, the
+unfiltered list's page, and a conversation's page of messages.
 
 The count is kept by an upsert that adds to it in the transaction that creates
 conversations, written at the end of the event batch (events.services.at_batch_end) so
@@ -7,6 +7,8 @@ that its row is locked for the commit only; read in one indexed look-up, a count
 the row is missing. A COUNT(*) of 100,000 conversations cost the list's first page more
 than the rest of it. The page is written out for the same reason: the ORM's compiling of
 its joins cost more than running it."""
+
+import uuid
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -16,8 +18,9 @@ from contacts.models import Contact
 from events.services import at_batch_end
 from inbox.models import ConversationTotal
 from messaging_project.core import rows
-from sending.models import Conversation
+from sending.models import Chat, ChatMedia, Conversation
 
+CHAT = Chat._meta.db_table
 TOTAL = ConversationTotal._meta.db_table
 CONVERSATION = Conversation._meta.db_table
 
@@ -39,6 +42,21 @@ RECOUNT_SQL = f"""
     SELECT %s, COUNT(*) FROM {CONVERSATION} WHERE organization_id = %s
     ON CONFLICT (organization_id) DO UPDATE SET conversations = excluded.conversations
 """  # noqa: S608
+
+
+CHANGED_SQL = f"""
+    UPDATE {TOTAL} SET changes = changes + 1 WHERE organization_id = %s
+"""  # noqa: S608
+
+
+def note_change(organization_id: int) -> None:
+    """One more change of a conversation's state by staff or the API. An organization
+    without its row yet (conversations from before the count was kept) is counted once."""
+    with connection.cursor() as cursor:
+        cursor.execute(CHANGED_SQL, [organization_id])
+        if cursor.rowcount == 0:
+            cursor.execute(RECOUNT_SQL, [organization_id, organization_id])
+            cursor.execute(CHANGED_SQL, [organization_id])
 
 
 def add_conversations(organization_id: int, created: int) -> None:
@@ -109,3 +127,77 @@ def conversation_page(
         )
         page.append(conversation)
     return page, (int(found[0][-1]) if found else None)
+
+
+# A conversation's page of messages is read in two statements instead of the ORM's three
+# (the conversation, the page and its COUNT(*)), whose compiling and planning cost more
+# than running them. The first finds the conversation in the organization, with its
+# contact, its number's uuid and its count of live messages (read from the
+# (conversation, id) index alone: it holds deleted_at).
+CONVERSATION_MESSAGES_SQL = f"""
+    SELECT conversation.id, conversation.number_id, number.uuid, {{contact}},
+        (SELECT COUNT(*) FROM {CHAT} chat
+          WHERE chat.conversation_id = conversation.id AND chat.deleted_at IS NULL)
+    FROM {CONVERSATION} conversation
+    JOIN {Contact._meta.db_table} contact ON contact.id = conversation.contact_id
+    JOIN {Number._meta.db_table} number ON number.id = conversation.number_id
+    WHERE conversation.organization_id = %s AND conversation.uuid = %s
+"""  # noqa: S608
+
+# The second reads the page with its media, the conversation's id written in (a
+# parameter the planner does not know could send it down the primary key, through every
+# other conversation's messages). As in messaging_project/api/pagination.py, the page's
+# first id is found in the index alone, so that a deep page skips index entries, not rows.
+MESSAGE_PAGE_SQL = f"""
+    SELECT {{chat}}, {{media}}
+    FROM {CHAT} chat
+    LEFT JOIN {ChatMedia._meta.db_table} media ON media.id = chat.media_id
+    WHERE chat.conversation_id = %s AND chat.deleted_at IS NULL
+      AND chat.id <= (SELECT newest.id FROM {CHAT} newest
+                       WHERE newest.conversation_id = %s AND newest.deleted_at IS NULL
+                       ORDER BY newest.id DESC LIMIT 1 OFFSET %s)
+    ORDER BY chat.id DESC
+    LIMIT %s
+"""  # noqa: S608
+
+
+def message_page(
+    organization_id: int, conversation_uuid: uuid.UUID, offset: int, limit: int
+) -> tuple[list[Chat], int] | None:
+    """The page's chats (media, contact and number loaded) and the conversation's count
+    of live messages; None when the organization has no such conversation. A page past
+    the last message is known empty from the count, without reading it."""
+    uuid_value = Conversation._meta.get_field("uuid").get_db_prep_value(
+        conversation_uuid, connection
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            CONVERSATION_MESSAGES_SQL.format(contact=rows.columns(Contact, "contact")),
+            [organization_id, uuid_value],
+        )
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        conversation_id, number_id, number_uuid, *contact_values, total = found
+        if offset >= total:
+            return [], int(total)
+        sql = MESSAGE_PAGE_SQL.format(
+            chat=rows.columns(Chat, "chat"), media=rows.columns(ChatMedia, "media")
+        )
+        cursor.execute(sql, [conversation_id, conversation_id, offset, limit])
+        page_rows = cursor.fetchall()
+    contact = rows.instance(Contact, connection, contact_values)
+    number_uuid = Number._meta.get_field("uuid").to_python(number_uuid)
+    number = Number.from_db(connection.alias, ["id", "uuid"], [number_id, number_uuid])
+    page = []
+    for row in page_rows:
+        chat_values, media_values = rows.split(row, Chat, ChatMedia)
+        chat = rows.instance(Chat, connection, chat_values)
+        chat.contact, chat.number = contact, number
+        chat.media = (
+            rows.instance(ChatMedia, connection, media_values)
+            if chat.media_id is not None
+            else None
+        )
+        page.append(chat)
+    return page, int(total)

@@ -2,7 +2,7 @@
 messages and notes. Querysets, for the API's pages and the admin's alike."""
 
 import re
-from collections.abc import Iterable
+import uuid
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -126,8 +126,7 @@ def matching(search: str) -> Q:
 
 
 def conversation_messages(conversation: Conversation) -> QuerySet[Chat]:
-    """The conversation's chats, newest first, with their media. Their contact and number
-    are the conversation's: `with_its_parties` gives them those, loaded once."""
+    """The conversation's chats, newest first, with their media."""
     return (
         Chat.objects.live()
         .filter(conversation=conversation)
@@ -136,13 +135,13 @@ def conversation_messages(conversation: Conversation) -> QuerySet[Chat]:
     )
 
 
-def with_its_parties(chats: Iterable[Chat], conversation: Conversation) -> list[Chat]:
-    """The chats of `conversation` with its contact and number (as /api/chats shows a
-    chat), without a join or a query for them."""
-    chats = list(chats)
-    for chat in chats:
-        chat.contact, chat.number = conversation.contact, conversation.number
-    return chats
+def message_page(
+    *, organization_id: int, conversation_uuid: uuid.UUID, offset: int, limit: int
+) -> tuple[list[Chat], int] | None:
+    """A page of the conversation's live chats, newest first, each with its media, contact
+    and number (as /api/chats shows a chat), and how many it has, in one query; None when
+    the organization has no such conversation."""
+    return queries.message_page(organization_id, conversation_uuid, offset, limit)
 
 
 def notes_of(conversation: Conversation) -> QuerySet[Note]:

@@ -19,7 +19,7 @@ from accounts.roles import is_agent
 from events.models import Event
 from inbox.events import emit_conversations
 from inbox.models import NOTE_MAX_LENGTH, Note
-from inbox.queries import add_conversations
+from inbox.queries import add_conversations, note_change
 from sending.models import Conversation, ConversationStatus
 from sending.recorded import ConversationsChanged
 from sending.services import (
@@ -161,6 +161,8 @@ def update_conversation(
             changes["labels"] = labels
         if changes:
             Conversation.objects.filter(pk=current.pk).update(**changes)
+            # Locked after the conversation's row, as the webhook's batch locks them.
+            note_change(current.organization_id)
             for name, value in changes.items():
                 setattr(current, name, value)
             emit_conversations(Event.CONVERSATION_UPDATED, [current])
@@ -181,7 +183,9 @@ def mark_read(*, conversation: Conversation, actor=None) -> Conversation:
     """`unread` becomes 0 (no event: reading changes nothing the customer or a receiver
     sees)."""
     check_may_act(actor, conversation)
-    Conversation.objects.filter(pk=conversation.pk, unread__gt=0).update(unread=0)
+    with transaction.atomic():
+        if Conversation.objects.filter(pk=conversation.pk, unread__gt=0).update(unread=0):
+            note_change(conversation.organization_id)  # the list's badge goes
     conversation.unread = 0
     return conversation
 

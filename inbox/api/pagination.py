@@ -2,6 +2,7 @@
 are read by inbox.queries (written out, its total the organization's kept count of
 conversations) instead of the ORM's page and COUNT(*)."""
 
+from collections.abc import Callable
 from typing import Any
 
 from inbox import selectors
@@ -10,8 +11,8 @@ from messaging_project.api.pagination import LaravelPagination
 
 class ConversationPagination(LaravelPagination):
     """`meta.total` of the whole list (a view's `whole_list`) is the organization's count
-    of conversations; a filtered list, a conversation's messages and its notes are
-    counted as any other."""
+    of conversations; a conversation's messages are read with their count
+    (`read_with_total`); a filtered list and the notes are counted as any other."""
 
     def paginate_queryset(self, queryset, request, view=None) -> list[Any]:
         self.whole_list = getattr(view, "whole_list", False)
@@ -33,3 +34,14 @@ class ConversationPagination(LaravelPagination):
         if self.whole_list and self.organization_id is not None:
             return selectors.conversation_total(organization_id=self.organization_id)
         return queryset.count()
+
+    def read_with_total(
+        self, request, read: Callable[[int, int], tuple[list[Any], int] | None]
+    ) -> list[Any] | None:
+        """A page read with its total in one go, `read(offset, limit)` (a conversation's
+        messages); None when `read` finds nothing to page."""
+        found = read(self.read_page(request), self.per_page)
+        if found is None:
+            return None
+        page, self.total = found
+        return page

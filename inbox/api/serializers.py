@@ -10,17 +10,27 @@ from inbox.selectors import NOBODY
 from inbox.services import LABEL_MAX_LENGTH, MAX_LABELS, NOT_STAFF
 from messaging_project.api.fields import StrictBooleanField, StrictCharField
 from sending.api.serializers import (
-    CAPTION_MAX,
-    FILE_NAME_MAX,
-    MEDIA_ID,
-    TEXT_BODY_MAX,
-    MediaUrlField,
+    MediaFields,
+    MessageTextField,
     TemplateSerializer,
-    optional_text,
+    media_type_field,
     reply_to_field,
+    take_media,
 )
 from sending.models import ConversationStatus
-from sending.services.payloads import MEDIA_TYPES
+
+
+def status_field(**kwargs: Any) -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        choices=ConversationStatus.choices,
+        required=False,
+        error_messages={
+            "invalid_choice": "The status must be one of: "
+            + ", ".join(ConversationStatus.values)
+            + "."
+        },
+        **kwargs,
+    )
 
 
 class ConversationFilterSerializer(serializers.Serializer):
@@ -33,16 +43,7 @@ class ConversationFilterSerializer(serializers.Serializer):
             required=False, allow_blank=True, max_length=LABEL_MAX_LENGTH
         )
 
-    status = serializers.ChoiceField(
-        choices=ConversationStatus.choices,
-        required=False,
-        allow_blank=True,
-        error_messages={
-            "invalid_choice": "The status must be one of: "
-            + ", ".join(ConversationStatus.values)
-            + "."
-        },
-    )
+    status = status_field(allow_blank=True)
     assignee = StrictCharField(
         required=False,
         allow_blank=True,
@@ -63,15 +64,7 @@ class ConversationFilterSerializer(serializers.Serializer):
 class ConversationEditSerializer(serializers.Serializer):
     """`PATCH /api/conversations/{uuid}`: any of the three; `assignee` a username or null."""
 
-    status = serializers.ChoiceField(
-        choices=ConversationStatus.choices,
-        required=False,
-        error_messages={
-            "invalid_choice": "The status must be one of: "
-            + ", ".join(ConversationStatus.values)
-            + "."
-        },
-    )
+    status = status_field()
     assignee = StrictCharField(
         required=False,
         allow_null=True,
@@ -100,47 +93,15 @@ class NoteInputSerializer(serializers.Serializer):
     body = StrictCharField(max_length=NOTE_MAX_LENGTH)
 
 
-class ConversationMessageInputSerializer(serializers.Serializer):
+class ConversationMessageInputSerializer(MediaFields):
     """`POST /api/conversations/{uuid}/messages`: a text (`message`), a template
     (`template`, as /api/send/template takes it), or a media message (`media_type` with
     `media_url` or `id`, as /api/send/media takes them); `reply_to` with any."""
 
-    message = StrictCharField(required=False, max_length=TEXT_BODY_MAX, trim_whitespace=False)
+    message = MessageTextField(required=False)
     template = TemplateSerializer(required=False)
-    media_type = serializers.ChoiceField(
-        choices=MEDIA_TYPES,
-        required=False,
-        error_messages={
-            "invalid_choice": "The media type must be one of: " + ", ".join(MEDIA_TYPES) + "."
-        },
-    )
-    media_url = MediaUrlField(required=False, allow_null=True)
-    id = StrictCharField(
-        required=False,
-        allow_null=True,
-        allow_blank=True,
-        max_length=128,
-        help_text="An uploaded WhatsApp media id, instead of `media_url`.",
-    )
-    caption = StrictCharField(
-        required=False,
-        allow_null=True,
-        allow_blank=True,
-        max_length=CAPTION_MAX,
-        trim_whitespace=False,
-    )
-    file_name = optional_text(FILE_NAME_MAX)
+    media_type = media_type_field(required=False)
     reply_to = reply_to_field()
-
-    def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("The message may not be blank.")
-        return value
-
-    def validate_id(self, value):
-        if value and not MEDIA_ID.match(value):
-            raise serializers.ValidationError("The media id is letters, digits and `_.:-`.")
-        return value or None
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [name for name in ("message", "template", "media_type") if name in attrs]
@@ -154,18 +115,5 @@ class ConversationMessageInputSerializer(serializers.Serializer):
         elif "template" in attrs:
             send["template"] = attrs["template"]
         else:
-            media_id, media_url = attrs.get("id") or None, attrs.get("media_url") or None
-            if media_id is None and media_url is None:
-                raise serializers.ValidationError(
-                    {"media_url": ["Give the media's `media_url`, or its uploaded media `id`."]}
-                )
-            if media_id is not None and media_url is not None:
-                raise serializers.ValidationError({"id": ["Give `media_url` or `id`, not both."]})
-            send["media"] = {
-                "media_type": attrs["media_type"],
-                "media_url": media_url,
-                "media_id": media_id,
-                "caption": attrs.get("caption") or None,
-                "file_name": attrs.get("file_name") or None,
-            }
+            send["media"] = take_media(attrs)
         return send

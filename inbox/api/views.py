@@ -2,7 +2,10 @@
 selector, shape. API tokens are the organization's, not a staff member's: no role
 applies here, and notes written here have no author."""
 
+from uuid import UUID
+
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from inbox import selectors, services
@@ -20,6 +23,8 @@ from sending.api.views import channel_errors, send_response
 from sending.models import Conversation
 from sending.representations import chat_data, chat_record
 
+FILTERS = frozenset(ConversationFilterSerializer().fields)
+
 
 class ConversationViewSet(OrganizationViewSet):
     queryset = Conversation.objects.select_related("contact", "number", "assignee")
@@ -28,12 +33,20 @@ class ConversationViewSet(OrganizationViewSet):
     whole_list = False  # the list without a filter: its total is kept, not counted
 
     def list(self, request, *args, **kwargs):
-        filters = ConversationFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        # A query string's absent boolean reads as false (DRF's form input): no filter.
-        given = {k: v for k, v in filters.validated_data.items() if v not in (None, "", False)}
+        given = {}
+        # Without a filter's name in the query string there is nothing to validate.
+        if FILTERS.intersection(request.query_params):
+            filters = ConversationFilterSerializer(data=request.query_params)
+            filters.is_valid(raise_exception=True)
+            # A query string's absent boolean reads as false (DRF's form input): no filter.
+            given = {k: v for k, v in filters.validated_data.items() if v not in (None, "", False)}
         self.whole_list = not given
-        conversations = selectors.conversations_for(organization=self.organization, **given)
+        # The whole list is read by the pagination's own query (inbox.queries): no queryset.
+        conversations = (
+            None
+            if self.whole_list
+            else selectors.conversations_for(organization=self.organization, **given)
+        )
         page = self.paginate_queryset(conversations)
         return self.get_paginated_response([conversation_data(c) for c in page])
 
@@ -55,9 +68,21 @@ class ConversationViewSet(OrganizationViewSet):
     def messages(self, request, uuid=None):
         if request.method == "POST":
             return self.send(request)
-        conversation = self.get_object()
-        page = self.paginate_queryset(selectors.conversation_messages(conversation))
-        chats = selectors.with_its_parties(page, conversation)
+        try:
+            conversation_uuid = UUID(str(uuid))
+        except ValueError:
+            raise NotFound() from None
+        chats = self.paginator.read_with_total(
+            request,
+            lambda offset, limit: selectors.message_page(
+                organization_id=self.organization.pk,
+                conversation_uuid=conversation_uuid,
+                offset=offset,
+                limit=limit,
+            ),
+        )
+        if chats is None:
+            raise NotFound()
         return self.get_paginated_response([chat_record(chat) for chat in chats])
 
     @idempotent

@@ -94,10 +94,24 @@ class NewContactFields(serializers.Serializer):
         return attrs
 
 
+class MessageTextField(StrictCharField):
+    """A text message's body: sent as written (leading spaces or blank lines may be
+    deliberate), but never blank."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", TEXT_BODY_MAX)
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not value.strip():
+            raise serializers.ValidationError("The message may not be blank.")
+        return value
+
+
 class SendMessageInputSerializer(NewContactFields):
     phone = PhoneNumberField()
-    # Sent as written: leading spaces or blank lines may be deliberate.
-    message = StrictCharField(max_length=TEXT_BODY_MAX, trim_whitespace=False)
+    message = MessageTextField()
     header = optional_text(HEADER_MAX)
     footer = optional_text(FOOTER_MAX)
     preview_url = StrictBooleanField(
@@ -116,11 +130,6 @@ class SendMessageInputSerializer(NewContactFields):
             "max_length": "A message has at most 3 buttons.",
         },
     )
-
-    def validate_message(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("The message may not be blank.")
-        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
@@ -182,19 +191,22 @@ class MediaUrlField(StrictCharField):
 MEDIA_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
-class SendMediaInputSerializer(NewContactFields):
-    """`POST /api/send/media`: a media message by link or by an uploaded media's id, and
-    the contact fields a contact created for the number gets. Lenient as the original
-    product: `caption` and `file_name` are taken for every type and passed on only where
-    WhatsApp takes them (sending/services/payloads.py)."""
-
-    phone = PhoneNumberField()
-    media_type = serializers.ChoiceField(
+def media_type_field(**kwargs: Any) -> serializers.ChoiceField:
+    return serializers.ChoiceField(
         choices=MEDIA_TYPES,
         error_messages={
             "invalid_choice": "The media type must be one of: " + ", ".join(MEDIA_TYPES) + "."
         },
+        **kwargs,
     )
+
+
+class MediaFields(serializers.Serializer):
+    """A media message's fields, wherever one is sent: `media_type`, the media by link
+    (`media_url`) or by an uploaded media's `id`, and `caption` and `file_name`;
+    `take_media` reads them from the validated data."""
+
+    media_type = media_type_field()
     media_url = MediaUrlField(required=False, allow_null=True)
     id = StrictCharField(
         required=False,
@@ -217,18 +229,37 @@ class SendMediaInputSerializer(NewContactFields):
             raise serializers.ValidationError("The media id is letters, digits and `_.:-`.")
         return value or None
 
+
+def take_media(attrs: dict[str, Any]) -> dict[str, Any]:
+    """MediaFields' validated values, taken out of `attrs`: the send services' media
+    arguments, blanks as None. Exactly one of `media_url` and `id` must be given."""
+    media = {
+        "media_type": attrs.pop("media_type"),
+        "media_url": attrs.pop("media_url", None) or None,
+        "media_id": attrs.pop("id", None) or None,
+        "caption": attrs.pop("caption", None) or None,
+        "file_name": attrs.pop("file_name", None) or None,
+    }
+    if media["media_id"] is None and media["media_url"] is None:
+        raise serializers.ValidationError(
+            {"media_url": ["Give the media's `media_url`, or its uploaded media `id`."]}
+        )
+    if media["media_id"] is not None and media["media_url"] is not None:
+        raise serializers.ValidationError({"id": ["Give `media_url` or `id`, not both."]})
+    return media
+
+
+class SendMediaInputSerializer(NewContactFields, MediaFields):
+    """`POST /api/send/media`: a media message by link or by an uploaded media's id, and
+    the contact fields a contact created for the number gets. Lenient as the original
+    product: `caption` and `file_name` are taken for every type and passed on only where
+    WhatsApp takes them (sending/services/payloads.py)."""
+
+    phone = PhoneNumberField()
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
-        attrs["media_id"] = attrs.pop("id", None)
-        attrs["media_url"] = attrs.get("media_url") or None
-        if attrs["media_id"] is None and attrs["media_url"] is None:
-            raise serializers.ValidationError(
-                {"media_url": ["Give the media's `media_url`, or its uploaded media `id`."]}
-            )
-        if attrs["media_id"] is not None and attrs["media_url"] is not None:
-            raise serializers.ValidationError({"id": ["Give `media_url` or `id`, not both."]})
-        for field in ("caption", "file_name"):
-            attrs[field] = attrs.get(field) or None
+        attrs.update(take_media(attrs))
         return attrs
 
 

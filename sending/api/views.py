@@ -1,6 +1,6 @@
 """Sending, chats and templates over the API. Thin: validate, call the service, shape."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -83,81 +83,65 @@ def send_response(result: services.SendResult, *, chat: dict[str, Any], template
     )
 
 
-class SendMessageView(OrganizationScopedMixin, APIView):
-    """`POST /api/send`: a text, or an interactive message with reply buttons."""
+class SendView(OrganizationScopedMixin, APIView):
+    """A send: the body checked by `input_serializer`, the message sent by the sending
+    service `send` from what it gives, and answered as /api/send answers."""
 
-    @idempotent
-    def post(self, request):
-        serializer = SendMessageInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        with channel_errors():
-            result = services.send_message(
-                organization=self.organization,
-                phone_input=request.data["phone"],
-                **serializer.validated_data,
-            )
-        return send_response(result, chat=chat_data(result.chat), template=False)
-
-
-class SendTemplateView(OrganizationScopedMixin, APIView):
-    """`POST /api/send/template`: a template message."""
-
-    @idempotent
-    def post(self, request):
-        serializer = SendTemplateInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        with channel_errors():
-            result = services.send_template(
-                organization=self.organization,
-                phone=data["phone"],
-                phone_input=request.data["phone"],
-                template=data["template"],
-                new_contact=data["new_contact"],
-                reply_to=data["reply_to"],
-                sender=data["sender"],
-            )
-        return send_response(result, chat=chat_data(result.chat, with_contact=False), template=True)
-
-
-class SendMediaView(OrganizationScopedMixin, APIView):
-    """`POST /api/send/media`: an image, document, audio, video or sticker, by link."""
-
-    @idempotent
-    def post(self, request):
-        serializer = SendMediaInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        with channel_errors():
-            result = services.send_media(
-                organization=self.organization,
-                phone_input=request.data["phone"],
-                **serializer.validated_data,
-            )
-        return send_response(result, chat=chat_data(result.chat), template=False)
-
-
-class SendContentView(OrganizationScopedMixin, APIView):
-    """A message sent as WhatsApp's own object, `kind` taken from the body's field of that
-    name (`interactive`, `location`, `contacts`): checked, sent, answered as /api/send."""
-
-    kind: str
     input_serializer: type[serializers.Serializer]
+    send: Callable[..., services.SendResult]
+    # The template send answers with its chat without the contact, and its message status.
+    template_answer = False
 
     @idempotent
     def post(self, request):
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        content = data.pop(self.kind)
         with channel_errors():
-            result = services.send_content(
+            result = self.send(
                 organization=self.organization,
                 phone_input=request.data["phone"],
-                kind=self.kind,
-                content=content,
-                **data,
+                **self.arguments(dict(serializer.validated_data)),
             )
-        return send_response(result, chat=chat_data(result.chat), template=False)
+        chat = chat_data(result.chat, with_contact=not self.template_answer)
+        return send_response(result, chat=chat, template=self.template_answer)
+
+    def arguments(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The service's arguments from the validated body."""
+        return given
+
+
+class SendMessageView(SendView):
+    """`POST /api/send`: a text, or an interactive message with reply buttons."""
+
+    input_serializer = SendMessageInputSerializer
+    send = staticmethod(services.send_message)
+
+
+class SendTemplateView(SendView):
+    """`POST /api/send/template`: a template message."""
+
+    input_serializer = SendTemplateInputSerializer
+    send = staticmethod(services.send_template)
+    template_answer = True
+
+
+class SendMediaView(SendView):
+    """`POST /api/send/media`: an image, document, audio, video or sticker, by link."""
+
+    input_serializer = SendMediaInputSerializer
+    send = staticmethod(services.send_media)
+
+
+class SendContentView(SendView):
+    """A message sent as WhatsApp's own object, `kind` taken from the body's field of that
+    name (`interactive`, `location`, `contacts`): checked, sent, answered as /api/send."""
+
+    kind: str
+    send = staticmethod(services.send_content)
+
+    def arguments(self, given: dict[str, Any]) -> dict[str, Any]:
+        content = given.pop(self.kind)
+        return {**given, "kind": self.kind, "content": content}
 
 
 class SendInteractiveView(SendContentView):
@@ -182,20 +166,11 @@ class SendContactsView(SendContentView):
     input_serializer = SendContactsInputSerializer
 
 
-class SendReactionView(OrganizationScopedMixin, APIView):
+class SendReactionView(SendView):
     """`POST /api/send/reaction`: an emoji on a message, or none to remove it."""
 
-    @idempotent
-    def post(self, request):
-        serializer = SendReactionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        with channel_errors():
-            result = services.send_reaction(
-                organization=self.organization,
-                phone_input=request.data["phone"],
-                **serializer.validated_data,
-            )
-        return send_response(result, chat=chat_data(result.chat), template=False)
+    input_serializer = SendReactionInputSerializer
+    send = staticmethod(services.send_reaction)
 
 
 class AnyMediaRenderer(BaseRenderer):

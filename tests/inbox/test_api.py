@@ -11,7 +11,8 @@ from accounts.services import create_staff_user
 from events.models import Emission
 from inbox.api.schema import ConversationRecordSerializer, NoteRecordSerializer
 from inbox.models import Note
-from sending.models import Chat, Conversation
+from sending.models import Chat, ChatMedia, Conversation
+from sending.representations import chat_record
 from tests.factories import ContactFactory, OrganizationFactory, create_chat
 from tests.inbox.conftest import CUSTOMER, conversation_of, writes
 
@@ -60,6 +61,13 @@ def test_the_list_is_a_laravel_page_newest_message_first(api, talking):
     assert record["status"] == "open" and record["unread"] == 1 and record["assignee"] is None
     assert record["labels"] == []
     assert record["window_expires_at"].endswith("Z")
+
+
+def test_the_whole_list_is_the_token_and_one_query(api, talking, django_assert_num_queries):
+    with django_assert_num_queries(2):  # token, the page with the kept total
+        body = api.get("/api/conversations", {"per_page": 1}).json()
+
+    assert body["meta"]["total"] == 2 and len(body["data"]) == 1
 
 
 def test_filters(api, inbox_org, talking, manager):
@@ -198,6 +206,53 @@ def test_messages_are_the_conversations_chats_newest_first(api, inbox_org, talki
     assert api.get(url(talking, "/messages"), {"page": 2, "per_page": 1}).json()["data"][0][
         "uuid"
     ] == str(Chat.objects.filter(conversation=talking).order_by("id").first().uuid)
+
+
+def test_a_messages_page_is_the_chat_records_of_the_orm_in_two_queries(
+    api, inbox_org, talking, django_assert_num_queries
+):
+    media = ChatMedia.objects.create(
+        organization=inbox_org,
+        media_id="m1",
+        kind="image",
+        mime_type="image/jpeg",
+        state="available",
+        size=1234,
+    )
+    for n in range(11):
+        create_chat(
+            organization=inbox_org,
+            contact=talking.contact,
+            wam_id=f"wamid.page.{n}",
+            status="read",
+            metadata={"type": "text", "text": {"body": f"m{n}"}},
+            media=media if n == 10 else None,
+        )
+    deleted = create_chat(organization=inbox_org, contact=talking.contact, status="sent")
+    Chat.objects.filter(pk=deleted.pk).update(deleted_at=timezone.now())
+    orm = (
+        Chat.objects.live()
+        .filter(conversation=talking)
+        .select_related("contact", "number", "media")
+        .order_by("-id")
+    )
+
+    with django_assert_num_queries(3):  # token, the conversation with its count, the page
+        body = api.get(url(talking, "/messages"), {"per_page": 5, "page": 2}).json()
+
+    assert body["data"] == [chat_record(chat) for chat in orm[5:10]]
+    assert body["meta"]["total"] == 12 and body["meta"]["last_page"] == 3  # not the deleted
+    newest = api.get(url(talking, "/messages")).json()["data"][0]
+    assert newest == chat_record(orm[0]) and newest["media"]["file_size"] == 1234
+
+
+def test_a_messages_page_past_the_last_is_empty_without_reading_it(
+    api, talking, django_assert_num_queries
+):
+    with django_assert_num_queries(2):  # token, the conversation with its count
+        body = api.get(url(talking, "/messages"), {"page": 3}).json()
+
+    assert body["data"] == [] and body["meta"]["total"] == 1 and body["meta"]["last_page"] == 1
 
 
 def test_a_text_in_the_window_goes_to_the_contact_from_the_conversations_number(
@@ -353,6 +408,9 @@ def test_another_organizations_conversation_is_a_404_everywhere(api_b, talking, 
 def test_an_unknown_uuid_is_a_404(api, talking):
     assert api.get("/api/conversations/not-a-uuid").status_code == 404
     assert api.get("/api/conversations/5b0e3c1f-0d6a-4a57-b1f3-f0a4c2d9e8b1").status_code == 404
+    assert api.get("/api/conversations/not-a-uuid/messages").status_code == 404
+    unknown = api.get("/api/conversations/5b0e3c1f-0d6a-4a57-b1f3-f0a4c2d9e8b1/messages")
+    assert unknown.json() == {"statusCode": 404, "message": "Not found."}
 
 
 def test_chats_made_before_the_inbox_belong_to_their_conversation(api, org_a):
