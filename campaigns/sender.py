@@ -406,17 +406,16 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
 
 
 def record_sent(sent: list[Recipient]) -> None:
-    """The accepted sends' recipients `sent`, in one update per batch.
-
-    Conditional on each claim still being this sender's (or marked unknown meanwhile by
-    a sender that thought this worker dead: the owner knows better). A batch's claims
-    share one moment."""
+    """The accepted sends' recipients `sent`, in one statement per batch (a batch's
+    claims share one moment; campaigns/queries.py)."""
     for claimed_at in {recipient.claimed_at for recipient in sent}:
-        Recipient.objects.filter(
-            status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN], claimed_at=claimed_at
-        ).bulk_update(
-            [recipient for recipient in sent if recipient.claimed_at == claimed_at],
-            ["status", "error", "chat", "contact"],
+        queries.mark_sent(
+            claimed_at=claimed_at,
+            sent=[
+                (recipient.pk, recipient.chat_id, recipient.contact_id)
+                for recipient in sent
+                if recipient.claimed_at == claimed_at
+            ],
         )
 
 
