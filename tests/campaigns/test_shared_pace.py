@@ -14,8 +14,8 @@ from campaigns import services
 from campaigns.models import Campaign, RecipientStatus
 from campaigns.pacing import ensure_pace, interval, take_turns
 from messaging_project.worker.models import WorkerHeartbeat
-from tests.campaigns.conftest import TEMPLATE, sends
-from tests.campaigns.test_postgres import busiest_second, counts, slow_channel, worker_env
+from tests.campaigns.conftest import TEMPLATE
+from tests.campaigns.test_postgres import busiest_second, counts, worker_env
 from tests.tasks.processes import start_worker, stop, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,13 +54,12 @@ def test_turns_taken_at_once_by_many_senders_never_overlap(org_a):
 
 @pytest.mark.slow
 def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
-    cloud_org, graph, tmp_path, settings
+    cloud_org, graph, tmp_path, settings, stand_in
 ):
     settings.CAMPAIGN_SENDERS = 2
-    arrivals = slow_channel(graph, 0.05)
-    env = worker_env(tmp_path, graph)
+    env = worker_env(tmp_path, graph, stand_in.url)
     log = tmp_path / "workers.log"
-    # One task at a time each, so that both workers send: four sender tasks, two each.
+    # Two tasks at a time each: four sender tasks, two for each worker.
     workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "2") for n in range(2)]
     try:
         wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
@@ -83,7 +82,7 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
         codes = [stop(worker) for worker in workers]
 
     assert codes == [0, 0], log.read_text()[-3000:]
-    to = [r.json["to"] for r in sends(graph)]
+    to = [to for to, _ in stand_in.arrivals()]
     assert len(to) == len(set(to)) == 120
     for campaign in campaigns:
         assert counts(campaign) == {RecipientStatus.SENT: 60}
@@ -93,7 +92,8 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
         for worker in campaign.recipients.values_list("claimed_by", flat=True)
     }
     assert senders == {"w0", "w1"}, log.read_text()[-3000:]
-    # Both campaigns draw on the number's one schedule: 20 a second together, not 40 (the
-    # stand-in's clock, read in this busy process, may put one more into a second).
-    assert busiest_second(arrivals) <= 20 + 1
+    # Both campaigns draw on the number's one schedule: 20 a second together, not 40
+    # (give or take a stalled worker's late messages, as in test_postgres.py: 21 seen).
+    arrivals = [at for _, at in stand_in.arrivals()]
+    assert busiest_second(arrivals) <= 20 + 2
     assert (len(arrivals) - 1) / (max(arrivals) - min(arrivals)) <= 20
