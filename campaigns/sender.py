@@ -408,15 +408,13 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
 def record_sent(sent: list[Recipient]) -> None:
     """The accepted sends' recipients `sent`, in one statement per batch (a batch's
     claims share one moment; campaigns/queries.py)."""
-    for claimed_at in {recipient.claimed_at for recipient in sent}:
-        queries.mark_sent(
-            claimed_at=claimed_at,
-            sent=[
-                (recipient.pk, recipient.chat_id, recipient.contact_id)
-                for recipient in sent
-                if recipient.claimed_at == claimed_at
-            ],
+    batches: dict[datetime | None, list[tuple[int, int | None, int | None]]] = {}
+    for recipient in sent:
+        batches.setdefault(recipient.claimed_at, []).append(
+            (recipient.pk, recipient.chat_id, recipient.contact_id)
         )
+    for claimed_at, rows in batches.items():
+        queries.mark_sent(claimed_at=claimed_at, sent=rows)
 
 
 def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
