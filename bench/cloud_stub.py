@@ -6,6 +6,11 @@ of sends can wait at once without a thread each; keep-alive like Graph. It answe
 ARRIVALS_FILE, it appends a line `<to>\t<unix time>` for each send, before the delay:
 the campaign and auto-reply scenarios' clock (bench/campaigns.py, bench/autoreply.py).
 
+With STUB_STATUS_URL (and STUB_APP_SECRET) in its environment it also plays WhatsApp's
+status webhooks: after answering a send it posts that message's `sent`, then its
+`delivered`, one status per webhook, signed, to that URL over STATUS_CONNECTIONS
+keep-alive connections (bench/throughput.py).
+
 The time is when the request's first bytes reached this machine's network stack (the
 kernel's receive timestamp, SO_TIMESTAMPNS), not when this process got round to reading
 them: the stand-in shares two cores with the service it measures, and a stamp taken
@@ -14,13 +19,17 @@ look bunched that were not.
 """
 
 import asyncio
+import hashlib
+import hmac
 import itertools
 import json
+import os
 import socket
 import struct
 import sys
 import time
 import uuid
+from urllib.parse import urlsplit
 
 ids = itertools.count(1)
 # Message ids are unique across stand-ins too, as Graph's are: a database kept from an
@@ -34,6 +43,7 @@ SCM_TIMESTAMPNS = {SO_TIMESTAMPNS, 64}  # SO_TIMESTAMPNS_OLD, SO_TIMESTAMPNS_NEW
 TIMESPEC = struct.Struct("@qq")
 ANCILLARY_SPACE = socket.CMSG_SPACE(TIMESPEC.size)
 CHUNK = 65536
+STATUS_CONNECTIONS = 16
 
 
 def kernel_time(ancillary: list) -> float:
@@ -69,7 +79,7 @@ def content_length(head: bytes) -> int:
     return 0
 
 
-async def handle(sock: socket.socket, delay: float, arrivals=None) -> None:
+async def handle(sock: socket.socket, delay: float, arrivals=None, statuses=None) -> None:
     loop = asyncio.get_running_loop()
     buffered, buffered_at = b"", 0.0  # bytes read ahead, and when the first of them came
     try:
@@ -91,17 +101,19 @@ async def handle(sock: socket.socket, delay: float, arrivals=None) -> None:
                 buffered += data
             body, buffered = buffered[:length], buffered[length:]
             try:
-                to = json.loads(body).get("to", "") if body else ""
+                sent = json.loads(body) if body else {}
+                to = sent.get("to", "")
             except (ValueError, AttributeError):
-                to = ""
+                sent, to = {}, ""
             if arrivals is not None:
                 arrivals.write(f"{to}\t{arrived:.6f}\n")
             await asyncio.sleep(delay)
+            wam_id = f"wamid.stub.{RUN}.{next(ids)}"
             answer = json.dumps(
                 {
                     "messaging_product": "whatsapp",
                     "contacts": [{"input": to, "wa_id": to}],
-                    "messages": [{"id": f"wamid.stub.{RUN}.{next(ids)}"}],
+                    "messages": [{"id": wam_id}],
                 }
             ).encode()
             await loop.sock_sendall(
@@ -110,10 +122,57 @@ async def handle(sock: socket.socket, delay: float, arrivals=None) -> None:
                 + f"Content-Length: {len(answer)}\r\n\r\n".encode()
                 + answer,
             )
+            if statuses is not None and to:
+                path = head.split(b" ", 2)[1].decode("latin-1")
+                statuses.put_nowait((path.split("/")[-2], wam_id, to, sent))
     except (ConnectionError, ValueError):
         pass
     finally:
         sock.close()
+
+
+def status_webhook(phone_number_id: str, wam_id: str, to: str, sent: dict, name: str) -> bytes:
+    status = {"id": wam_id, "status": name, "timestamp": str(int(time.time())), "recipient_id": to}
+    if "biz_opaque_callback_data" in sent:
+        status["biz_opaque_callback_data"] = sent["biz_opaque_callback_data"]
+    value = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": "15550000000", "phone_number_id": phone_number_id},
+        "statuses": [status],
+    }
+    change = {"field": "messages", "value": value}
+    entry = {"id": "100000000000000", "changes": [change]}
+    return json.dumps({"object": "whatsapp_business_account", "entry": [entry]}).encode()
+
+
+async def post_statuses(queue: asyncio.Queue, url: str, secret: str) -> None:
+    """One keep-alive connection posting each answered send's `sent`, then `delivered`."""
+    parts = urlsplit(url)
+    reader = writer = None
+    while True:
+        phone_number_id, wam_id, to, sent = await queue.get()
+        for name in ("sent", "delivered"):
+            body = status_webhook(phone_number_id, wam_id, to, sent, name)
+            signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+            request = (
+                f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                f"Content-Type: application/json\r\nX-Hub-Signature-256: {signature}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode() + body
+            for _ in range(2):  # a connection the service closed meanwhile: once more
+                try:
+                    if writer is None:
+                        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+                    writer.write(request)
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    await reader.readexactly(content_length(head))
+                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                    writer = None
+                    continue
+                if b"connection: close" in head.lower():
+                    writer.close()
+                    writer = None
+                break
 
 
 async def main(port: int, delay: float, arrivals_path: str | None = None) -> None:
@@ -126,11 +185,19 @@ async def main(port: int, delay: float, arrivals_path: str | None = None) -> Non
     listener.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     listener.setblocking(False)
     connections = set()  # the tasks, so that none is collected while it runs
+    statuses = None
+    if os.environ.get("STUB_STATUS_URL"):
+        statuses = asyncio.Queue()
+        for _ in range(STATUS_CONNECTIONS):
+            poster = post_statuses(
+                statuses, os.environ["STUB_STATUS_URL"], os.environ.get("STUB_APP_SECRET", "")
+            )
+            connections.add(asyncio.create_task(poster))
     while True:
         sock, _ = await loop.sock_accept(listener)
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        task = asyncio.create_task(handle(sock, delay, arrivals))
+        task = asyncio.create_task(handle(sock, delay, arrivals, statuses))
         connections.add(task)
         task.add_done_callback(connections.discard)
 

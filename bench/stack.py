@@ -4,6 +4,7 @@ migrated template, the Cloud API stand-in, and the service as `make run` serves 
 queue and the event outbox drained before it measures, the worker found and paused."""
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 import psycopg
 import redis
 
+from bench.payloads import APP_SECRET
 from devtools.loopback import free_port, reachable, wait_until_listening
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,15 +126,20 @@ def environment(url: str, scratch: Path, **settings: str) -> dict:
 # Processes.
 
 
-def start_stand_in(scratch: Path, delay: float = 0.2) -> tuple[subprocess.Popen, int, Path]:
+def start_stand_in(
+    scratch: Path, delay: float = 0.2, status_url: str = ""
+) -> tuple[subprocess.Popen, int, Path]:
     """bench/cloud_stub.py on a free port, in its own process group, answering each send
-    after `delay` seconds and writing down when it arrived in `scratch`/arrivals.tsv."""
+    after `delay` seconds and writing down when it arrived in `scratch`/arrivals.tsv;
+    with `status_url`, posting each send's `sent` and `delivered` webhooks there."""
     port = free_port()
     arrivals = scratch / "arrivals.tsv"
     arrivals.touch()
+    statuses = {"STUB_STATUS_URL": status_url, "STUB_APP_SECRET": APP_SECRET} if status_url else {}
     process = subprocess.Popen(
         [PYTHON, "-m", "bench.cloud_stub", str(port), str(delay), str(arrivals)],
         cwd=ROOT,
+        env={**os.environ, **statuses},
         start_new_session=True,
     )
     if not wait_until_listening(port, timeout=120, process=process):
@@ -225,8 +232,10 @@ def transactions_open(url: str) -> int:
 class Stack:
     """One scenario's service: a copy of the template database, seeded by `seed` (Python
     run by `manage.py shell`, whose last printed line is kept as `seeded`), the stand-in
-    (or `graph_url`), and `make run` with `workers` x `threads`. A context manager: the
-    processes are stopped and the database dropped at its end."""
+    (or `graph_url`), and `make run` with `workers` x `threads`. With `post_statuses`, the
+    stand-in posts each send's statuses to the webhook of the organization whose "uuid"
+    the seed printed. A context manager: the processes are stopped and the database
+    dropped at its end."""
 
     def __init__(
         self,
@@ -236,6 +245,7 @@ class Stack:
         seed_module: tuple[str, ...] = (),
         use_redis: bool = True,
         stand_in: bool = True,
+        post_statuses: bool = False,
         graph_url: str = "",
         workers: int = 2,
         threads: int = 32,
@@ -246,6 +256,7 @@ class Stack:
         self.root, self.redis_url = root, redis_url
         self.template, self.seed, self.seed_module = template, seed, seed_module
         self.use_redis, self.stand_in, self.graph_url = use_redis, stand_in, graph_url
+        self.post_statuses = post_statuses
         self.workers, self.threads, self.settings = workers, threads, settings
         self.processes: list[subprocess.Popen] = []
         self.database = f"bench_{uuid.uuid4().hex[:10]}"
@@ -275,14 +286,17 @@ class Stack:
         if self.seed_module:
             self.seeded = self.run([PYTHON, "-m", *self.seed_module])
         self.vacuum()
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
         if self.stand_in:
-            process, port, self.arrivals = start_stand_in(self.scratch)
+            status_url = ""
+            if self.post_statuses:
+                status_url = f"{self.base}/webhooks/whatsapp/{json.loads(self.seeded)['uuid']}"
+            process, port, self.arrivals = start_stand_in(self.scratch, status_url=status_url)
             self.processes.append(process)
             self.graph_url = f"http://127.0.0.1:{port}/v21.0"
         if self.graph_url:
             self.env["WHATSAPP_GRAPH_URL"] = self.graph_url
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
         # `-o install`: the tree's .venv is taken as it is (another tree's, shared).
         command = ["make", "-s", "-o", "install", "run", f"PORT={self.port}"]
         command += [f"WORKERS={self.workers}", f"THREADS={self.threads}"]

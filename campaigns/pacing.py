@@ -4,10 +4,13 @@ however many workers send.
 Two parts:
 
 - **Turns, shared by every worker.** A schedule in the database (SendPace, one row per
-  organization): a sender takes the turns of a whole batch in one short transaction that
-  locks the row, each turn one interval (1 / rate seconds, and a margin) after the last,
-  and moves `next_at` past them. A sender that comes late gets the present moment, not a
-  burst of missed turns. When Graph says the number is sending too fast (130429,
+  number): a sender takes the turns of a whole batch at once, each turn one interval
+  (1 / rate seconds, and a margin) after the last, and moves `next_at` past them. On
+  PostgreSQL that is one UPDATE ... RETURNING per batch, on the database's clock
+  (campaigns/queries.py); on SQLite a short transaction that holds the database's write
+  lock. So however many worker processes, on however many machines, send from one
+  number, their turns never overlap. A sender that comes late gets the present moment,
+  not a burst of missed turns. When Graph says the number is sending too fast (130429,
   131056), `next_at` is pushed THROTTLE_PAUSE later, so every sender of that number waits.
 - **A gate in each worker process** (`DepartureGate`), just before a message leaves: at
   most `rate` departures of the organization's number within any GATE_WINDOW seconds,
@@ -21,9 +24,10 @@ import time
 from collections import deque
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from campaigns import queries
 from campaigns.models import SendPace
 
 # Graph's throttling codes: the number's throughput, and too many messages to one user.
@@ -56,12 +60,18 @@ def take_turns(*, number_id: int, rate: int, count: int) -> list[datetime]:
     apart, reserved for the caller. The clock is read after the row's lock is held, so a
     turn is never given for a moment already past while waiting for it."""
     step = interval(rate)
+    if connection.vendor == "postgresql":
+        first = queries.advance_pace(number_id=number_id, span=step * count)
+        if first is not None:
+            return [first + step * n for n in range(count)]
+    # SQLite (its transactions begin IMMEDIATE: the write lock is held from the start),
+    # or a number whose row was never made (ensure_pace does).
     with transaction.atomic():
         pace = SendPace.objects.select_for_update().filter(number_id=number_id).first()
         now = timezone.now()
         first = now if pace is None else max(pace.next_at, now)
         turns = [first + step * n for n in range(count)]
-        if pace is None:  # a number whose row was never made (ensure_pace does)
+        if pace is None:
             SendPace.objects.create(number_id=number_id, next_at=first + step * count)
         else:
             SendPace.objects.filter(pk=number_id).update(next_at=first + step * count)

@@ -406,18 +406,15 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
 
 
 def record_sent(sent: list[Recipient]) -> None:
-    """The accepted sends' recipients `sent`, in one update per batch.
-
-    Conditional on each claim still being this sender's (or marked unknown meanwhile by
-    a sender that thought this worker dead: the owner knows better). A batch's claims
-    share one moment."""
-    for claimed_at in {recipient.claimed_at for recipient in sent}:
-        Recipient.objects.filter(
-            status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN], claimed_at=claimed_at
-        ).bulk_update(
-            [recipient for recipient in sent if recipient.claimed_at == claimed_at],
-            ["status", "error", "chat", "contact"],
+    """The accepted sends' recipients `sent`, in one statement per batch (a batch's
+    claims share one moment; campaigns/queries.py)."""
+    batches: dict[datetime | None, list[tuple[int, int | None, int | None]]] = {}
+    for recipient in sent:
+        batches.setdefault(recipient.claimed_at, []).append(
+            (recipient.pk, recipient.chat_id, recipient.contact_id)
         )
+    for claimed_at, rows in batches.items():
+        queries.mark_sent(claimed_at=claimed_at, sent=rows)
 
 
 def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:

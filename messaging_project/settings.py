@@ -463,7 +463,7 @@ TASK_RETRY_DELAY = env_number("TASK_RETRY_DELAY", 10, minimum=0.01)
 # (threads that only wait for their turn and the channel: they hold no database connection).
 CAMPAIGN_RATE = int(env_number("CAMPAIGN_RATE", 80))
 CAMPAIGN_SENDERS = int(env_number("CAMPAIGN_SENDERS", 2))
-CAMPAIGN_THREADS = int(env_number("CAMPAIGN_THREADS", 64))
+CAMPAIGN_THREADS = int(env_number("CAMPAIGN_THREADS", 256))
 # Finished tasks are kept this many days for the admin, then pruned.
 TASK_RESULTS_KEPT_DAYS = env_number("TASK_RESULTS_KEPT_DAYS", 7, minimum=0)
 

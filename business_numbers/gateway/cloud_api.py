@@ -85,14 +85,18 @@ class GraphAdapter(HTTPAdapter):
         }
 
 
-# Matches gunicorn's threads per worker, so concurrent sends do not queue for a connection.
+# Connections kept open to Graph, per process: as many as its threads may send at once
+# (gunicorn's, or a worker's campaign senders': CAMPAIGN_THREADS each). A send beyond the
+# pool would open a connection for itself and close it after, a TCP and TLS handshake
+# per message.
+POOL_SIZE = max(32, settings.CAMPAIGN_THREADS * settings.CAMPAIGN_SENDERS)
 session = requests.Session()
 # requests would otherwise read the proxy variables and ~/.netrc on every call, and a
 # netrc entry for Graph's host would replace the access token; environment_settings()
 # reads the proxy and CA settings once instead.
 session.trust_env = False
-session.mount("https://", GraphAdapter(pool_maxsize=32))
-session.mount("http://", GraphAdapter(pool_maxsize=32))
+session.mount("https://", GraphAdapter(pool_maxsize=POOL_SIZE))
+session.mount("http://", GraphAdapter(pool_maxsize=POOL_SIZE))
 
 CONNECT_TIMEOUT = 5.0  # seconds; the whole call may take up to WHATSAPP_TIMEOUT
 TEMPLATE_FIELDS = "id,name,language,status,category,components,quality_score,rejected_reason"

@@ -1,9 +1,17 @@
 """Fixtures for campaigns: sending in the test's thread (one thread per sender task, as
-SQLite in a test transaction needs), and a fast rate."""
+SQLite in a test transaction needs), a fast rate, and the bench's Cloud API stand-in in
+a process of its own for the tests that measure the pace."""
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from devtools.loopback import free_port, wait_until_listening
 from tests.factories import ContactFactory, ContactGroupFactory
+from tests.tasks.processes import ROOT
 
 TEMPLATE = {"name": "order_update", "language": {"code": "en_US"}}
 
@@ -29,3 +37,33 @@ def sends(graph) -> list:
 
 def body(**values):
     return {"name": "Spring sale", "template": TEMPLATE, "rate": 1000, **values}
+
+
+@dataclasses.dataclass
+class StandIn:
+    url: str
+    arrivals_file: Path
+
+    def arrivals(self) -> list[tuple[str, float]]:
+        """(to, when) of each send, when being the kernel's receive time."""
+        rows = [line.split("\t") for line in self.arrivals_file.read_text().splitlines()]
+        return [(to, float(at)) for to, at in rows]
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    """The bench's Cloud API stand-in (bench/cloud_stub.py, 0.1 s a send) in a process of
+    its own, which stamps each send with the kernel's receive time: a clock read in this
+    busy process can be late by tens of milliseconds and bunch arrivals that were not."""
+    port = free_port()
+    arrivals = tmp_path / "arrivals.tsv"
+    arrivals.touch()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.cloud_stub", str(port), "0.1", str(arrivals)], cwd=ROOT
+    )
+    try:
+        assert wait_until_listening(port, timeout=60, process=process)
+        yield StandIn(url=f"http://127.0.0.1:{port}/v21.0", arrivals_file=arrivals)
+    finally:
+        process.terminate()
+        process.wait(10)
