@@ -34,6 +34,7 @@ from bench import (
     instructions,
     media,
     send,
+    statuses,
 )
 from bench.report import RESULTS, machine, summary, write
 from bench.stack import ROOT, ensure_postgres, ensure_wrk, log, migrated_template
@@ -52,6 +53,7 @@ SCENARIOS = {
     "contacts_import": contacts_import.run,
     "inbox": inbox.run,
     "analytics": analytics.run,
+    "statuses": statuses.run,
 }
 EXTRA = {"instructions": instructions.run}
 

@@ -110,14 +110,18 @@ def current_batch() -> Batch | None:
 
 
 @contextmanager
-def event_batch() -> Iterator[None]:
+def event_batch(endpoints: Mapping[int, list[tuple]] | None = None) -> Iterator[None]:
     """A transaction (a savepoint when nested) whose emissions look each organization's
-    endpoints up once and are written by one insert at its end, before the commit."""
+    endpoints up once and are written by one insert at its end, before the commit.
+    `endpoints`: organizations' active endpoints as listening_rows() gives them, read by
+    the caller with what it read anyway (the webhook's organization), not looked up."""
     if current_batch() is not None:  # the outer batch writes them (and follows this one)
         with transaction.atomic():
             yield
         return
     batch = batches.current = Batch()
+    for organization_id, rows in (endpoints or {}).items():
+        batch.listening[organization_id] = listeners(rows)
     try:
         with transaction.atomic(), connection.execute_wrapper(batch.follow_savepoints):
             yield
@@ -181,18 +185,23 @@ class Listener(NamedTuple):
         return not self.events or event in self.events
 
 
+def listeners(rows: Iterable[tuple]) -> list[Listener]:
+    """Listeners from rows of (id, events as stored, format)."""
+    events_field = Endpoint._meta.get_field("events")
+    return [
+        # No expression: JSONField reads one only to tell a key transform (stubs want one).
+        Listener(pk, events_field.from_db_value(events, None, connection), format)  # type: ignore[arg-type]
+        for pk, events, format in rows
+    ]
+
+
 def listening_endpoints(organization_id: int) -> list[Listener]:
     """The organization's active endpoints (only `id`, `events` and `format`): one query
     on a partial index, once per batch."""
     batch = current_batch()
     if batch is not None and organization_id in batch.listening:
         return batch.listening[organization_id]
-    events_field = Endpoint._meta.get_field("events")
-    endpoints = [
-        # No expression: JSONField reads one only to tell a key transform (stubs want one).
-        Listener(pk, events_field.from_db_value(events, None, connection), format)  # type: ignore[arg-type]
-        for pk, events, format in queries.listening_rows(organization_id)
-    ]
+    endpoints = listeners(queries.listening_rows(organization_id))
     if batch is not None:
         batch.listening[organization_id] = endpoints
     return endpoints
