@@ -137,11 +137,15 @@ def hold_message_ids(organization_id: int, wam_ids) -> None:
     """Transaction-scoped PostgreSQL advisory locks on these message ids of an organization,
     taken in one order so that two holders cannot deadlock. SQLite needs none: a write
     transaction there holds the whole database."""
+    fetch_together(holding(organization_id, wam_ids))
+
+
+def holding(organization_id: int, wam_ids) -> list[Statement]:
+    """The statement of hold_message_ids, for a round trip with others (none on SQLite)."""
     if connection.vendor != "postgresql" or not wam_ids:
-        return
+        return []
     keys = sorted({message_lock_key(organization_id, wam_id) for wam_id in wam_ids})
-    with connection.cursor() as cursor:
-        cursor.execute(HOLD_MESSAGE_IDS, [keys])
+    return [(HOLD_MESSAGE_IDS, [keys])]
 
 
 def message_lock_key(organization_id: int, wam_id: str) -> int:
@@ -282,11 +286,7 @@ def held_statuses(
     its contact and number) and the status events stored for them, oldest first: read
     after the locks, so that a send recording one of the chats meanwhile is seen."""
     ids = sorted(wam_ids)
-    statements: list[Statement] = []
-    if connection.vendor == "postgresql":
-        keys = sorted({message_lock_key(organization_id, wam_id) for wam_id in ids})
-        statements.append((HOLD_MESSAGE_IDS, [keys]))
-    statements += [
+    statements = holding(organization_id, ids) + [
         (STATUS_CHATS.format(ids=placeholders(len(ids))), [organization_id, *ids]),
         (STORED_STATUSES.format(ids=placeholders(len(ids))), [organization_id, *ids]),
     ]

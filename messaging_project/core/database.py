@@ -120,6 +120,8 @@ def fetch_together(
             [value for _, params in statements for value in params],
         )
         while True:
-            results.append(cursor.fetchall() if cursor.description else [])
+            # rownumber: None for a result without rows (psycopg's description would
+            # build a column object for each column of each result to say so).
+            results.append(cursor.fetchall() if cursor.rownumber is not None else [])
             if not cursor.nextset():
                 return results

@@ -60,28 +60,26 @@ def advance_statuses(
             current = highest.get(chat.pk)
             if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
                 highest[chat.pk] = event.status
-    forward = {}
+    forward: dict[str, tuple[list[int], list[str]]] = {}
     for status in FORWARD:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
-            forward[status] = (
-                ids,
-                [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]],
-            )
-    moved_ids = move_chats(inserting or [], forward, failures)
+            lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
+            forward[status] = (ids, lower)
     by_id = {chat.pk: chat for chat in chats.values()}
-    moves = []
-    for pk in sorted(moved_ids):
-        chat = by_id[pk]
-        moves.append((chat, chat.status, highest[pk]))
-        chat.status = highest[pk]
+    moved = [by_id[pk] for pk in sorted(move_chats(inserting or [], forward, failures))]
+    changes = []  # a failed chat failed again moved, and changed nothing
+    for chat in moved:
+        if chat.status != highest[chat.pk]:
+            changes.append((chat, chat.status, highest[chat.pk]))
+        chat.status = highest[chat.pk]
     for event in failures:  # the last failure's error is the one the chat kept
-        chat = by_id[event.chat_id]
+        chat = by_id[cast(int, event.chat_id)]
         chat.error_code, chat.error_title = event.error_code, event.error_title
         chat.error_details = event.error_details
-    if moves and listens_for(StatusesMoved):
-        announce(StatusesMoved(moves))
-    emit_status_updates([chat for chat, _, _ in moves], history)
+    if changes and listens_for(StatusesMoved):
+        announce(StatusesMoved(changes))
+    emit_status_updates(moved, history)
 
 
 def failure(event, chat: Chat) -> ChatStatusEvent:
