@@ -58,3 +58,34 @@ def unknown_named(organization_id: int, recipient_ids) -> tuple[str, list]:
     ids = sorted(recipient_ids)
     sql = UNKNOWN_NAMED.format(ids=", ".join(["%s"] * len(ids)))
     return sql, [*ids, RecipientStatus.UNKNOWN.value, organization_id]
+
+
+# The answered sends' recipients `sent`, each following its chat, in one UPDATE ... FROM
+# VALUES, conditional on each claim still being the sender's (or marked unknown by one
+# that thought it dead): bulk_update's CASE of every row for every column cost the
+# campaign sender half its CPU (cProfile in-process on PostgreSQL, loaded machine).
+MARK_SENT = (
+    "UPDATE {table} SET status = %s, error = '', chat_id = v.column2, contact_id = v.column3 "
+    "FROM (VALUES {rows}) AS v "
+    "WHERE {table}.id = v.column1 AND {table}.status IN (%s, %s) AND {table}.claimed_at = %s"
+)
+
+
+def mark_sent(recipients: list[Recipient], claimed_at) -> None:
+    """These recipients of one claim `sent`, with the chat and contact each has now."""
+    if not recipients:
+        return
+    params: list = [RecipientStatus.SENT.value]
+    for recipient in recipients:
+        params += [recipient.pk, recipient.chat_id, recipient.contact_id]
+    params += [
+        RecipientStatus.SENDING.value,
+        RecipientStatus.UNKNOWN.value,
+        connection.ops.adapt_datetimefield_value(claimed_at),
+    ]
+    sql = MARK_SENT.format(
+        table=connection.ops.quote_name(Recipient._meta.db_table),
+        rows=", ".join(["(%s, %s, %s)"] * len(recipients)),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

@@ -412,12 +412,7 @@ def record_sent(sent: list[Recipient]) -> None:
     a sender that thought this worker dead: the owner knows better). A batch's claims
     share one moment."""
     for claimed_at in {recipient.claimed_at for recipient in sent}:
-        Recipient.objects.filter(
-            status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN], claimed_at=claimed_at
-        ).bulk_update(
-            [recipient for recipient in sent if recipient.claimed_at == claimed_at],
-            ["status", "error", "chat", "contact"],
-        )
+        queries.mark_sent([r for r in sent if r.claimed_at == claimed_at], claimed_at)
 
 
 def failed(sender: Sender, recipient: Recipient, outcome: Outcome) -> None:
