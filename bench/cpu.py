@@ -5,9 +5,16 @@ named by their command lines (the web server, the task worker, PostgreSQL, the C
 API stand-in, the load driver, anything else); `spent(before, after)` is the difference
 in milliseconds. Processes that ended between two snapshots are missing from the second,
 so a kind can only be read as "at least".
+
+On a machine other work shares, `snapshot(service=..., database=...)` counts as the
+service only its own processes: the web server and worker among `service` (a stack's
+process tree) and the PostgreSQL backends of `database`; the cluster's background
+processes (WAL writer, checkpointer...) are `postgresql background`, and the rest of the
+machine's gunicorns, workers and backends `other`.
 """
 
 import os
+import re
 from pathlib import Path
 
 KINDS = (
@@ -20,20 +27,40 @@ KINDS = (
     ("honcho", "honcho"),
 )
 TICKS = os.sysconf("SC_CLK_TCK")
+BACKEND = re.compile(r"postgres: (?:\S+: )?\S+ (?P<database>\S+) (?:\S+\(\d+\)|\[local\])")
 
 
-def kind_of(pid: int, command: str) -> str:
+def kind_of(pid: int, command: str, service: set[int] | None = None, database: str = "") -> str:
     if pid == os.getpid():
         return "driver"
     for needle, kind in KINDS:
         if needle in command:
+            if kind in ("web", "worker") and service is not None and pid not in service:
+                return "other"
+            if kind == "postgresql" and database:
+                return postgres_kind(command, database)
             return kind
     return "other"
 
 
-def snapshot(system_only: bool = False) -> dict[int, tuple[str, float]]:
+def postgres_kind(command: str, database: str) -> str:
+    """A client backend ("postgres: [CLUSTER: ]USER DATABASE HOST(PORT) STATE") or an
+    autovacuum worker is the service's when it works on `database`; the background
+    processes serve every database."""
+    backend = BACKEND.search(command)
+    if backend:
+        return "postgresql" if backend["database"] == database else "other"
+    if "autovacuum worker" in command:
+        return "postgresql" if command.split()[-1] == database else "other"
+    return "postgresql background"
+
+
+def snapshot(
+    system_only: bool = False, *, service: set[int] | None = None, database: str = ""
+) -> dict[int, tuple[str, float]]:
     """Each live process: its kind and the CPU seconds it has used (only those spent in
-    the kernel with `system_only`: system calls, waking threads, the network)."""
+    the kernel with `system_only`: system calls, waking threads, the network). With
+    `service` and `database`, only those processes and backends are the service's."""
     seen: dict[int, tuple[str, float]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -46,7 +73,8 @@ def snapshot(system_only: bool = False) -> dict[int, tuple[str, float]]:
         fields = stat.rpartition(")")[2].split()
         # utime and stime are fields 14 and 15 of stat; [2:] after the name and state.
         seconds = (int(fields[12]) + (0 if system_only else int(fields[11]))) / TICKS
-        seen[int(entry.name)] = (kind_of(int(entry.name), command or stat), seconds)
+        kind = kind_of(int(entry.name), command or stat, service, database)
+        seen[int(entry.name)] = (kind, seconds)
     return seen
 
 

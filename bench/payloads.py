@@ -85,3 +85,26 @@ def status_body(chats: int, first: int = 1) -> bytes:
         for n in range(first, first + chats)
     ]
     return delivery({"statuses": statuses})
+
+
+def status_update(
+    wam_id: str, status: str, recipient: str, *, timestamp: int, callback_data: str = ""
+) -> bytes:
+    """One status of one message, as WhatsApp posts each: the shape of the captured
+    deliveries of tests/inbound/payloads/conversation/statuses.json (a conversation and a
+    billable pricing on each; the expiration only on `sent`), and the send's
+    biz_opaque_callback_data when it carried one."""
+    conversation: dict = {"id": f"conversation-{recipient}", "origin": {"type": "marketing"}}
+    if status == "sent":
+        conversation["expiration_timestamp"] = str(timestamp + 86_400)
+    item = {
+        "id": wam_id,
+        "status": status,
+        "timestamp": str(timestamp),
+        "recipient_id": recipient,
+        "conversation": conversation,
+        "pricing": {"billable": True, "pricing_model": "CBP", "category": "marketing"},
+    }
+    if callback_data:
+        item["biz_opaque_callback_data"] = callback_data
+    return delivery({"statuses": [item]})

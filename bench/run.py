@@ -34,6 +34,7 @@ from bench import (
     instructions,
     media,
     send,
+    statuses,
     throughput,
 )
 from bench.report import RESULTS, machine, summary, write
@@ -54,6 +55,7 @@ SCENARIOS = {
     "inbox": inbox.run,
     "analytics": analytics.run,
     "throughput": throughput.run,
+    "statuses": statuses.run,
 }
 EXTRA = {"instructions": instructions.run}
 

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 
 from accounts.models import Organization
 from business_numbers.gateway import ChannelNotConfigured
+from campaigns import queries
 from campaigns.models import Campaign, Recipient, RecipientStatus
 from contacts.services import contacts_for_phones
 from sending.models import Chat
@@ -29,6 +30,7 @@ from sending.services import (
     chats_with_statuses,
     hold_callback_data,
     prepare_template_send,
+    read_holding_callback_data,
     settle_unknown_sends,
 )
 
@@ -84,11 +86,16 @@ def on_chat_statuses(record: StatusesRecorded) -> None:
             named.setdefault(key, chats[update.wam_id])
     if not named:
         return
-    hold_callback_data(organization.pk, {update.callback_data for update in updates})
+    # Nearly always none is unknown: looked for in the round trip that holds them.
+    unknown = read_holding_callback_data(
+        organization.pk,
+        {update.callback_data for update in updates},
+        queries.unknown_named(organization.pk, {pk for pk, _ in named}),
+    )
+    if not unknown:
+        return
     recipients = Recipient.objects.filter(
-        pk__in={pk for pk, _ in named},
-        status=RecipientStatus.UNKNOWN,
-        campaign__organization=organization,
+        pk__in=[pk for (pk,) in unknown], status=RecipientStatus.UNKNOWN
     )
     mark_sent([r for r in recipients if (r.pk, r.attempts) in named], named)
 

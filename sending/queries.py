@@ -1,5 +1,6 @@
 """Sending's hand-written SQL: the conversations' upsert, the auto-replies' claim and
-load, the statuses kept aside for a chat not yet recorded, and the locks on message ids.
+load, the statuses kept aside for a chat not yet recorded, the locks on message ids, and
+a status webhook's reads and writes.
 Each statement says what earns it its place beside the ORM; every one runs on
 PostgreSQL in the suite."""
 
@@ -17,10 +18,12 @@ from business_numbers.models import Number
 from canned_replies.models import CannedReply
 from contacts.models import Contact
 from messaging_project.core import rows
+from messaging_project.core.database import Statement, fetch_together
 from sending.models import (
     AutoReply,
     AutoReplyState,
     Chat,
+    ChatStatus,
     ChatStatusEvent,
     Conversation,
     ConversationStatus,
@@ -213,11 +216,15 @@ def hold_message_ids(organization_id: int, wam_ids) -> None:
     """Transaction-scoped PostgreSQL advisory locks on these message ids of an organization,
     taken in one order so that two holders cannot deadlock. SQLite needs none: a write
     transaction there holds the whole database."""
+    fetch_together(holding(organization_id, wam_ids))
+
+
+def holding(organization_id: int, wam_ids) -> list[Statement]:
+    """The statement of hold_message_ids, for a round trip with others (none on SQLite)."""
     if connection.vendor != "postgresql" or not wam_ids:
-        return
+        return []
     keys = sorted({message_lock_key(organization_id, wam_id) for wam_id in wam_ids})
-    with connection.cursor() as cursor:
-        cursor.execute(HOLD_MESSAGE_IDS, [keys])
+    return [(HOLD_MESSAGE_IDS, [keys])]
 
 
 def message_lock_key(organization_id: int, wam_id: str) -> int:
@@ -309,3 +316,103 @@ def claimed_reply(auto_reply_id: int) -> tuple[AutoReply, Contact, Number]:
     Number.organization.field.set_cached_value(number, organization)
     AutoReply.organization.field.set_cached_value(auto_reply, organization)
     return auto_reply, contact, number
+
+
+# A status webhook's work, in two round trips whatever the number of its statuses (each
+# a statement the ORM would compile for longer than PostgreSQL runs it): the message ids
+# held and, holding them, their chats (with contact and number, as the event shows them)
+# and the statuses stored before; then the new statuses inserted and the chats moved.
+# The message.status.update events are built from these rows, with no read of their own.
+# Earns half the web process's CPU per one-status webhook (8.3 ms against 16 to 19 on a
+# loaded machine) over the ORM's eight round trips, measured in-process on PostgreSQL.
+STATUS_CHATS = f"""
+    SELECT {rows.columns(Chat, "t")}, {rows.columns(Contact, "k")}, {rows.columns(Number, "c")}
+    FROM {Chat._meta.db_table} t
+    JOIN {Contact._meta.db_table} k ON k.id = t.contact_id
+    JOIN {Number._meta.db_table} c ON c.id = t.number_id
+    WHERE t.organization_id = %s AND t.wam_id IN ({{ids}})
+"""  # noqa: S608
+STORED_STATUSES = f"""
+    SELECT {rows.columns(ChatStatusEvent, "e")} FROM {ChatStatusEvent._meta.db_table} e
+    WHERE e.organization_id = %s AND e.wam_id IN ({{ids}}) ORDER BY e.timestamp, e.id
+"""  # noqa: S608
+STATUS_COLUMNS = [field for field in ChatStatusEvent._meta.concrete_fields if not field.primary_key]
+INSERT_STATUSES = (
+    f"INSERT INTO {ChatStatusEvent._meta.db_table} "  # noqa: S608
+    f"({', '.join(cast(str, field.column) for field in STATUS_COLUMNS)}) VALUES {{rows}} "
+    "ON CONFLICT DO NOTHING"
+)
+STATUS_ROW = "(" + ", ".join(["%s"] * len(STATUS_COLUMNS)) + ")"
+# A chat moved forward only from a lower status; failed whenever it comes, with its error.
+MOVE_CHATS = (
+    f"UPDATE {Chat._meta.db_table} SET status = %s "  # noqa: S608
+    "WHERE id IN ({ids}) AND status IN ({lower}) RETURNING id"
+)
+FAIL_CHAT = (
+    f"UPDATE {Chat._meta.db_table} SET status = %s, error_code = %s, "  # noqa: S608
+    "error_title = %s, error_details = %s WHERE id = %s RETURNING id"
+)
+
+
+def placeholders(count: int) -> str:
+    return ", ".join(["%s"] * count)
+
+
+def held_statuses(
+    organization_id: int, wam_ids: set[str]
+) -> tuple[dict[str, Chat], list[ChatStatusEvent]]:
+    """The message ids held (hold_message_ids), then their chats by message id (each with
+    its contact and number) and the status events stored for them, oldest first: read
+    after the locks, so that a send recording one of the chats meanwhile is seen."""
+    ids = sorted(wam_ids)
+    statements = holding(organization_id, ids) + [
+        (STATUS_CHATS.format(ids=placeholders(len(ids))), [organization_id, *ids]),
+        (STORED_STATUSES.format(ids=placeholders(len(ids))), [organization_id, *ids]),
+    ]
+    *_, chat_rows, event_rows = fetch_together(statements)
+    chats = {}
+    for row in chat_rows:
+        chat_row, contact_row, number_row = rows.split(row, Chat, Contact, Number)
+        chat = rows.instance(Chat, connection, chat_row)
+        Chat.contact.field.set_cached_value(chat, rows.instance(Contact, connection, contact_row))
+        Chat.number.field.set_cached_value(chat, rows.instance(Number, connection, number_row))
+        chats[cast(str, chat.wam_id)] = chat
+    events = [rows.instance(ChatStatusEvent, connection, row) for row in event_rows]
+    return chats, events
+
+
+def insert_statuses(events: list[ChatStatusEvent]) -> Statement:
+    """The statement that inserts these status events (a concurrent delivery's copy of
+    one is kept once, by the unique constraint)."""
+    now = timezone.now()
+    params: list = []
+    for event in events:
+        event.received_at = now
+        params += [
+            field.get_db_prep_save(getattr(event, field.attname), connection)
+            for field in STATUS_COLUMNS
+        ]
+    return INSERT_STATUSES.format(rows=", ".join([STATUS_ROW] * len(events))), params
+
+
+def move_chats(
+    inserted: list[ChatStatusEvent],
+    forward: dict[str, tuple[list[int], list[str]]],
+    failed: list[ChatStatusEvent],
+) -> set[int]:
+    """In one round trip: `inserted` status events written, the chats of `forward` (by
+    status: the chats' ids and the statuses they may move from) moved, and the chats of
+    `failed` (events with their chat and error) failed. The ids of the chats that moved:
+    each UPDATE locks its rows, so a concurrent delivery moving the same chat waits, then
+    no longer finds it in a lower status, and each move is reported once."""
+    details = ChatStatusEvent._meta.get_field("error_details")
+    statements: list[Statement] = [insert_statuses(inserted)] if inserted else []
+    for event in failed:
+        error = details.get_db_prep_save(event.error_details, connection)
+        params = [ChatStatus.FAILED.value, event.error_code, event.error_title, error]
+        statements.append((FAIL_CHAT, [*params, event.chat_id]))
+    for status, (chat_ids, lower) in forward.items():
+        sql = MOVE_CHATS.format(ids=placeholders(len(chat_ids)), lower=placeholders(len(lower)))
+        statements.append((sql, [status, *chat_ids, *lower]))
+    results = fetch_together(statements)
+    return {row[0] for result in results for row in result}

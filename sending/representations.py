@@ -1,13 +1,14 @@
 """Chats as the API shows them (api.md's shapes), for the API, the events
 and the admin alike."""
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 from business_numbers.gateway import GatewayError
 from business_numbers.representations import canonical
 from contacts.representations import contact_data
 from messaging_project.core.formats import iso_datetime, json_text, laravel_datetime
-from sending.models import Chat, ChatMedia, ChatStatus
+from sending.models import Chat, ChatMedia, ChatStatus, ChatStatusEvent
 
 
 def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
@@ -65,8 +66,11 @@ def chat_record(chat: Chat) -> dict[str, Any]:
     return data
 
 
-def status_history(chat: Chat) -> list[dict[str, Any]]:
-    """The chat's status events, oldest first (expected prefetched)."""
+def status_history(
+    chat: Chat, events: Iterable[ChatStatusEvent] | None = None
+) -> list[dict[str, Any]]:
+    """The chat's status events, oldest first: `events`, or its own (expected
+    prefetched)."""
     return [
         {
             "status": event.status,
@@ -76,14 +80,17 @@ def status_history(chat: Chat) -> list[dict[str, Any]]:
             "pricing": event.pricing,
             "conversation": event.conversation,
         }
-        for event in chat.status_events.all()
+        for event in (chat.status_events.all() if events is None else events)
     ]
 
 
-def chat_detail(chat: Chat, *, new: bool = False) -> dict[str, Any]:
+def chat_detail(
+    chat: Chat, *, new: bool = False, statuses: Iterable[ChatStatusEvent] | None = None
+) -> dict[str, Any]:
     """The chat as `GET /api/chats/{uuid}` shows it, as its events carry it too. A chat
-    just recorded (`new`) has no status history yet."""
-    return {**chat_record(chat), "statuses": [] if new else status_history(chat)}
+    just recorded (`new`) has no status history yet; `statuses`: its status events, when
+    the caller has them."""
+    return {**chat_record(chat), "statuses": [] if new else status_history(chat, statuses)}
 
 
 def refused_send_data(error: GatewayError) -> dict[str, Any]:

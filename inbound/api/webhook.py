@@ -42,8 +42,9 @@ def whatsapp_webhook(request, organization_uuid):
         response = error(405, f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET, POST"
         return response
-    # The numbers and the opt-out words come in the same statement.
-    organization = webhook_organization(organization_uuid)
+    # The numbers and the opt-out words come in the same statement, the event endpoints
+    # in the same round trip.
+    organization, endpoints = webhook_organization(organization_uuid)
     if organization is None:
         WHATSAPP_WEBHOOKS.labels(result="unknown_organization").inc()
         return error(404, NOT_FOUND)
@@ -67,7 +68,7 @@ def whatsapp_webhook(request, organization_uuid):
         return error(400, MALFORMED_BODY)
 
     # One transaction, whose events are written by one insert (events/services.py).
-    with event_batch():
+    with event_batch(endpoints={organization.pk: endpoints}):
         summary = process_webhook(organization=organization, payload=payload)
     WHATSAPP_WEBHOOKS.labels(result="processed").inc()
     logger.info("Webhook for organization %s: %s", organization.pk, summary)

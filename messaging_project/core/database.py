@@ -96,3 +96,32 @@ def execute_together(statements: Sequence[Statement], *, using: str = DEFAULT_DB
         else:
             for sql, params in statements:
                 cursor.execute(sql, params)
+
+
+def fetch_together(
+    statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS
+) -> list[list[tuple]]:
+    """`execute_together` for statements that return rows (SELECT, ... RETURNING): the
+    rows of each, in order (none for one that returns none), from one round trip on
+    PostgreSQL. A statement sent together runs with its own snapshot, as it would alone,
+    so one that follows a lock sees what was committed before the lock was granted."""
+    if not statements:
+        return []
+    connection = connections[using]
+    results: list[list[tuple]] = []
+    with connection.cursor() as cursor:
+        if not sent_together(connection):
+            for sql, params in statements:
+                cursor.execute(sql, params)
+                results.append(cursor.fetchall() if cursor.description else [])
+            return results
+        cursor.execute(
+            ";\n".join(sql for sql, _ in statements),
+            [value for _, params in statements for value in params],
+        )
+        while True:
+            # rownumber: None for a result without rows (psycopg's description would
+            # build a column object for each column of each result to say so).
+            results.append(cursor.fetchall() if cursor.rownumber is not None else [])
+            if not cursor.nextset():
+                return results

@@ -36,7 +36,12 @@ from sending.services.send import (
     send_reaction,
     send_template,
 )
-from sending.services.settlement import UnknownSend, hold_callback_data, settle_unknown_sends
+from sending.services.settlement import (
+    UnknownSend,
+    hold_callback_data,
+    read_holding_callback_data,
+    settle_unknown_sends,
+)
 from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
 __all__ = [
@@ -55,6 +60,7 @@ __all__ = [
     "hold_callback_data",
     "insert_chat",
     "prepare_template_send",
+    "read_holding_callback_data",
     "record_answers",
     "route",
     "send_content",

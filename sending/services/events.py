@@ -9,14 +9,12 @@ send refused, WhatsApp's error; built only when such an endpoint wants the event
 Kept apart from inbound.py and send.py, which call it in a line or two each.
 """
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-
-from django.db.models import QuerySet
 
 from business_numbers.gateway import GatewayError
 from events.models import Event, Format
-from events.services import Listener, emit_events, subscribed_endpoints
+from events.services import emit_events, subscribed_endpoints
 from sending.models import Chat
 from sending.representations import chat_data, chat_detail, refused_send_data, send_response_data
 
@@ -103,48 +101,23 @@ def emit_changed_chat(event: str, chat_id: int, organization_id: int) -> None:
     )
 
 
-def status_listeners(chats: Iterable[Chat]) -> list[Listener]:
-    """The endpoints in our own format that want the status updates of these chats (one
-    organization's): none means the statuses are moved without finding out which chats
-    moved. (`swiftchats` endpoints get every status as it came: forward_statuses.)"""
-    first = next(iter(chats), None)
-    if first is None:
-        return []
-    listeners = subscribed_endpoints(first.organization_id, Event.MESSAGE_STATUS_UPDATE)
-    return [listener for listener in listeners if listener.format != Format.SWIFTCHATS]
-
-
-def move_forward(chats: QuerySet[Chat], status: str, *, watched: bool) -> list[int]:
-    """Set `status` on `chats` (a query that names the statuses it may move from); the
-    ids it moved when someone listens. The rows are locked first (the caller's
-    transaction), so a concurrent delivery moving the same chats waits, then no longer
-    finds them in a lower status, and each move is reported once."""
-    if not watched:
-        chats.update(status=status)
-        return []
-    moved = list(chats.select_for_update().values_list("pk", flat=True))
-    if moved:
-        Chat.objects.filter(pk__in=moved).update(status=status)
-    return moved
-
-
-def emit_status_updates(chat_ids: Iterable[int], listeners: list[Listener]) -> None:
-    """message.status.update for each chat that moved, as it is now (our own format)."""
-    chat_ids = sorted(set(chat_ids))
-    if not listeners or not chat_ids:
+def emit_status_updates(chats: list[Chat], history: Mapping[int, list[Any]]) -> None:
+    """message.status.update for each of these chats of one organization, which just
+    moved (each with its contact and number, as it is now; `history`: its status
+    events), to the endpoints in our own format that want it: built from them, with no
+    query but the endpoints' (once per batch). `swiftchats` endpoints get every status as
+    it came instead: forward_statuses."""
+    if not chats:
         return
-    chats = list(
-        Chat.objects.filter(pk__in=chat_ids)
-        .select_related("contact", "number")
-        .prefetch_related("status_events")
-        .order_by("id")
-    )
-    emit_events(
-        organization_id=chats[0].organization_id,
-        event=Event.MESSAGE_STATUS_UPDATE,
-        data=lambda: [chat_detail(chat) for chat in chats],
-        endpoints=listeners,
-    )
+    listeners = subscribed_endpoints(chats[0].organization_id, Event.MESSAGE_STATUS_UPDATE)
+    ours = [listener for listener in listeners if listener.format != Format.SWIFTCHATS]
+    if ours:
+        emit_events(
+            organization_id=chats[0].organization_id,
+            event=Event.MESSAGE_STATUS_UPDATE,
+            data=lambda: [chat_detail(chat, statuses=history.get(chat.pk, [])) for chat in chats],
+            endpoints=ours,
+        )
 
 
 def forward_statuses(organization_id: int, statuses: list[tuple[dict, Any]]) -> None:

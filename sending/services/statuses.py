@@ -15,14 +15,9 @@ from typing import cast
 
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
-from sending.queries import any_kept, hold_message_ids
+from sending.queries import any_kept, held_statuses, move_chats
 from sending.recorded import StatusesKept, StatusesMoved, StatusesRecorded, announce, listens_for
-from sending.services.events import (
-    emit_status_updates,
-    forward_statuses,
-    move_forward,
-    status_listeners,
-)
+from sending.services.events import emit_status_updates, forward_statuses
 
 # Forward order of an outbound message's status; anything else never moves it.
 STATUS_RANK: dict[str, int] = {
@@ -40,64 +35,62 @@ MOVING = {*FORWARD, ChatStatus.FAILED}
 WEBHOOK_STATUSES = {*MOVING, ChatStatus.WARNING, ChatStatus.DELETED}
 
 
-def advance_statuses(events: list, chats: dict[str, Chat]) -> None:
+def advance_statuses(
+    events: list,
+    chats: dict[str, Chat],
+    history: dict[int, list[ChatStatusEvent]],
+    *,
+    inserting: list[ChatStatusEvent] | None = None,
+) -> None:
     """Move each chat forward only, with conditional updates so that concurrent
     deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
-    `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent).
-    Each chat that moved is a message.status.update event (sending/services/events.py)."""
-    listeners = status_listeners(chats[event.wam_id] for event in events)
-    moved: list[int] = []
+    `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent);
+    `history`: each chat's status events, these included, oldest first (what its
+    message.status.update shows); `inserting`: status events written in the same round
+    trip. Each chat that moved is changed in memory as it was in the database, and is a
+    message.status.update event (sending/services/events.py)."""
     highest: dict[int, str] = {}
+    failures: list[ChatStatusEvent] = []
     for event in events:
         chat = chats[event.wam_id]
         if event.status == ChatStatus.FAILED:
-            Chat.objects.filter(pk=chat.pk).update(
-                status=ChatStatus.FAILED,
-                error_code=event.error_code,
-                error_title=event.error_title,
-                error_details=event.error_details,
-            )
-            moved.append(chat.pk)
+            failures.append(failure(event, chat))
             highest[chat.pk] = ChatStatus.FAILED
         elif highest.get(chat.pk) != ChatStatus.FAILED:
             current = highest.get(chat.pk)
             if current is None or STATUS_RANK[event.status] > STATUS_RANK[current]:
                 highest[chat.pk] = event.status
+    forward: dict[str, tuple[list[int], list[str]]] = {}
     for status in FORWARD:
         ids = [pk for pk, target in highest.items() if target == status]
         if ids:
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
-            moving = Chat.objects.filter(pk__in=ids, status__in=lower)
-            moved += move_forward(moving, status, watched=bool(listeners))
-    if listens_for(StatusesMoved):
-        announce_moves(chats, highest)
-    emit_status_updates(moved, listeners)
+            forward[status] = (ids, lower)
+    by_id = {chat.pk: chat for chat in chats.values()}
+    moved = [by_id[pk] for pk in sorted(move_chats(inserting or [], forward, failures))]
+    changes = []  # a failed chat failed again moved, and changed nothing
+    for chat in moved:
+        if chat.status != highest[chat.pk]:
+            changes.append((chat, chat.status, highest[chat.pk]))
+        chat.status = highest[chat.pk]
+    for event in failures:  # the last failure's error is the one the chat kept
+        chat = by_id[cast(int, event.chat_id)]
+        chat.error_code, chat.error_title = event.error_code, event.error_title
+        chat.error_details = event.error_details
+    if changes and listens_for(StatusesMoved):
+        announce(StatusesMoved(changes))
+    emit_status_updates(moved, history)
 
 
-def status_after(before: str, target: str) -> str:
-    """What a chat in status `before` is after advance_statuses took it toward `target`
-    (the highest of its new statuses, or `failed`): the updates' own rule, so that a
-    listener learns each move without reading the rows again."""
-    if target == ChatStatus.FAILED:
-        return ChatStatus.FAILED
-    if before in STATUS_RANK and STATUS_RANK[target] > STATUS_RANK[before]:
-        return target
-    return before
-
-
-def announce_moves(chats: dict[str, Chat], highest: dict[int, str]) -> None:
-    """StatusesMoved for the chats whose status changed. The chats were read holding their
-    message ids (`hold_message_ids`), so each one's status is the one the updates found."""
-    moves = []
-    for chat in {chat.pk: chat for chat in chats.values()}.values():
-        target = highest.get(chat.pk)
-        if target is None:
-            continue
-        after = status_after(chat.status, target)
-        if after != chat.status:
-            moves.append((chat, chat.status, after))
-    if moves:
-        announce(StatusesMoved(moves))
+def failure(event, chat: Chat) -> ChatStatusEvent:
+    """A failed status as the update that fails its chat needs it."""
+    return ChatStatusEvent(
+        chat=chat,
+        status=ChatStatus.FAILED,
+        error_code=event.error_code,
+        error_title=event.error_title,
+        error_details=event.error_details,
+    )
 
 
 def apply_kept_statuses(chat: Chat) -> int:
@@ -116,8 +109,7 @@ def apply_kept_statuses(chat: Chat) -> int:
         return 0
     ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
     forward = [event for event in kept if event.status in MOVING]
-    advance_statuses(forward, {chat.wam_id: chat})
-    chat.refresh_from_db(fields=["status", "error_code", "error_title", "error_details"])
+    advance_statuses(forward, {chat.wam_id: chat}, {chat.pk: kept})
     return len(kept)
 
 
@@ -161,19 +153,18 @@ def chats_with_statuses(*, organization: Organization, callback_data) -> dict[st
 
 
 def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> tuple[int, int]:
-    """Store a delivery's parsed status updates and move their chats forward, in a few
-    queries whatever their number (a busy number sends hundreds per delivery). Returns
-    how many were new and how many had been stored before."""
+    """Store a delivery's parsed status updates and move their chats forward, in two
+    round trips whatever their number (a busy number sends hundreds per delivery; WhatsApp
+    posts one status a delivery most of the time): the message ids held and, holding
+    them, their chats and the statuses stored before read (sending/queries.py); then the
+    new statuses inserted and the chats moved. Returns how many were new and how many
+    had been stored before (WhatsApp delivers again whatever did not get our 200)."""
     if not updates:
         return 0, 0
-    # The events stored before first: WhatsApp delivers again whatever did not get our 200,
-    # and a delivery that holds nothing new needs neither the locks nor the chats. (An
-    # event stored after this look is one the unique constraint below keeps once.)
-    seen = set(
-        ChatStatusEvent.objects.filter(
-            organization=organization, wam_id__in={update.wam_id for update in updates}
-        ).values_list("wam_id", "status", "timestamp")
-    )
+    # Holding the message ids before looking for the chats: a send recording one of them
+    # now waits for our commit and then finds the statuses we keep aside.
+    chats, stored = held_statuses(organization.pk, {update.wam_id for update in updates})
+    seen = {(event.wam_id, event.status, event.timestamp) for event in stored}
     new: list[StatusUpdate] = []
     duplicates = 0
     for update in updates:
@@ -184,37 +175,32 @@ def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> t
         new.append(update)
     if not new:
         return 0, duplicates
-    wam_ids = {update.wam_id for update in new}
-    # Before looking for the chats: a send recording one of them now waits for our commit
-    # and then finds the statuses we keep aside.
-    hold_message_ids(organization.pk, wam_ids)
-    chats = {
-        cast(str, chat.wam_id): chat  # found by it: never None
-        for chat in Chat.objects.filter(organization=organization, wam_id__in=wam_ids)
-    }
-    # ignore_conflicts: a concurrent delivery of the same events may have stored them
-    # since we looked; the unique constraint keeps each event once.
-    ChatStatusEvent.objects.bulk_create(
-        [
-            ChatStatusEvent(
-                organization=organization,
-                chat=chats.get(update.wam_id),  # None: kept aside until the chat is recorded
-                wam_id=update.wam_id,
-                status=update.status,
-                timestamp=update.timestamp,
-                error_code=update.error_code,
-                error_title=update.error_title,
-                error_details=update.error_details,
-                pricing=update.pricing,
-                conversation=update.conversation,
-                callback_data=update.callback_data,
-            )
-            for update in new
-        ],
-        ignore_conflicts=True,
-    )
+    events = [
+        ChatStatusEvent(
+            organization=organization,
+            chat=chats.get(update.wam_id),  # None: kept aside until the chat is recorded
+            wam_id=update.wam_id,
+            status=update.status,
+            timestamp=update.timestamp,
+            error_code=update.error_code,
+            error_title=update.error_title,
+            error_details=update.error_details,
+            pricing=update.pricing,
+            conversation=update.conversation,
+            callback_data=update.callback_data,
+        )
+        for update in new
+    ]
+    # Each chat's history as its message.status.update shows it: stored first (by time,
+    # then id), the new ones after those of the same time (their ids come later).
+    history: dict[int, list[ChatStatusEvent]] = {}
+    for event in [*stored, *events]:
+        if event.chat_id is not None:
+            history.setdefault(event.chat_id, []).append(event)
+    for chat_events in history.values():
+        chat_events.sort(key=lambda event: event.timestamp)  # stable: ids kept in order
     moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
-    advance_statuses(moving, chats)
+    advance_statuses(moving, chats, history, inserting=events)
     # The original product's receivers get every new status, whichever chat it is for.
     forward_statuses(
         organization.pk,
