@@ -49,6 +49,7 @@ CONTACT = {
     "zip": "1",
     "country": "Z",
     "metadata": '{"Plan": "gold"}',
+    "file": None,  # the original's avatar upload: empty is ignored, anything else refused
 }
 CANNED_REPLY = {
     "name": "Hours",
