@@ -3,10 +3,12 @@ worker processes on one campaign, a worker killed with SIGKILL mid-campaign, and
 cancel racing the senders. Every recipient is sent at most once and the pace is held,
 measured where the messages arrive: at the Cloud API stand-in."""
 
+import contextlib
 import dataclasses
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -125,6 +127,30 @@ def worker_env(tmp_path, graph, graph_url: str = "", **extra):
     )
 
 
+@contextlib.contextmanager
+def two_workers(env: dict, log, threads: int) -> Iterator[list[int]]:
+    """Two worker processes, w0 and w1, with `threads` task threads each, running (both
+    heartbeats seen) for the block; the list yielded holds their exit codes once they
+    were stopped (SIGTERM), whatever the block raised."""
+    workers = [
+        start_worker(env, log, "--worker-id", f"w{n}", "--threads", str(threads)) for n in range(2)
+    ]
+    codes: list[int] = []
+    try:
+        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+        yield codes
+    finally:
+        codes += [stop(worker) for worker in workers]
+
+
+def wait_completed(*campaigns: Campaign) -> None:
+    wait_until(
+        lambda: all(Campaign.objects.get(pk=c.pk).status == "completed" for c in campaigns),
+        seconds=120,
+        what="the campaigns",
+    )
+
+
 @pytest.mark.slow
 def test_two_workers_on_one_campaign_send_each_once_at_the_rate(
     cloud_org, graph, tmp_path, threads, stand_in
@@ -132,19 +158,11 @@ def test_two_workers_on_one_campaign_send_each_once_at_the_rate(
     env = worker_env(tmp_path, graph, stand_in.url)
     log = tmp_path / "workers.log"
     # One task at a time each: the campaign's two sender tasks go one to each worker.
-    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "1") for n in range(2)]
-    try:
-        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+    with two_workers(env, log, threads=1) as codes:
         campaign = services.create_campaign(
             organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(300), rate=50
         )
-        wait_until(
-            lambda: Campaign.objects.get(pk=campaign.pk).status == "completed",
-            seconds=120,
-            what="the campaign",
-        )
-    finally:
-        codes = [stop(worker) for worker in workers]
+        wait_completed(campaign)
 
     assert codes == [0, 0], log.read_text()[-3000:]
     to = [to for to, _ in stand_in.arrivals()]
@@ -372,9 +390,7 @@ def test_two_workers_never_start_more_new_conversations_than_the_limit(
     slow_channel(graph, 0.05)
     env = worker_env(tmp_path, graph)
     log = tmp_path / "workers.log"
-    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "1") for n in range(2)]
-    try:
-        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+    with two_workers(env, log, threads=1) as codes:
         campaign = services.create_campaign(
             organization=cloud_org, name="c", template=TEMPLATE, phones=numbers(120), rate=50
         )
@@ -387,8 +403,6 @@ def test_two_workers_never_start_more_new_conversations_than_the_limit(
             what="the limit reached",
         )
         time.sleep(1)
-    finally:
-        codes = [stop(worker) for worker in workers]
     assert codes == [0, 0], log.read_text()[-3000:]
     to = [r.json["to"] for r in sends(graph)]
     assert len(to) == len(set(to)) == 50
@@ -419,9 +433,7 @@ def test_two_campaigns_on_two_numbers_each_hold_their_own_rate(cloud_org, graph,
     graph.default_reply = reply
     env = worker_env(tmp_path, graph)
     log = tmp_path / "workers.log"
-    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "2") for n in range(2)]
-    try:
-        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+    with two_workers(env, log, threads=2) as codes:
         campaigns = [
             services.create_campaign(
                 organization=cloud_org,
@@ -433,13 +445,7 @@ def test_two_campaigns_on_two_numbers_each_hold_their_own_rate(cloud_org, graph,
             )
             for n, (name, sender) in enumerate([("sales", None), ("support", support)])
         ]
-        wait_until(
-            lambda: all(Campaign.objects.get(pk=c.pk).status == "completed" for c in campaigns),
-            seconds=120,
-            what="both campaigns",
-        )
-    finally:
-        codes = [stop(worker) for worker in workers]
+        wait_completed(*campaigns)
 
     assert codes == [0, 0], log.read_text()[-3000:]
     assert [len(times) for times in arrivals.values()] == [100, 100]

@@ -11,12 +11,16 @@ from django.db import connection
 
 from business_numbers.models import Number
 from campaigns import services
-from campaigns.models import Campaign, RecipientStatus
+from campaigns.models import RecipientStatus
 from campaigns.pacing import ensure_pace, interval, take_turns
-from messaging_project.worker.models import WorkerHeartbeat
 from tests.campaigns.conftest import TEMPLATE
-from tests.campaigns.test_postgres import busiest_second, counts, worker_env
-from tests.tasks.processes import start_worker, stop, wait_until
+from tests.campaigns.test_postgres import (
+    busiest_second,
+    counts,
+    two_workers,
+    wait_completed,
+    worker_env,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,9 +64,7 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
     env = worker_env(tmp_path, graph, stand_in.url)
     log = tmp_path / "workers.log"
     # Two tasks at a time each: four sender tasks, two for each worker.
-    workers = [start_worker(env, log, "--worker-id", f"w{n}", "--threads", "2") for n in range(2)]
-    try:
-        wait_until(lambda: WorkerHeartbeat.objects.count() == 2, what="two workers")
+    with two_workers(env, log, threads=2) as codes:
         campaigns = [
             services.create_campaign(
                 organization=cloud_org,
@@ -73,13 +75,7 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
             )
             for n, name in enumerate(("spring", "summer"))
         ]
-        wait_until(
-            lambda: all(Campaign.objects.get(pk=c.pk).status == "completed" for c in campaigns),
-            seconds=120,
-            what="both campaigns",
-        )
-    finally:
-        codes = [stop(worker) for worker in workers]
+        wait_completed(*campaigns)
 
     assert codes == [0, 0], log.read_text()[-3000:]
     to = [to for to, _ in stand_in.arrivals()]
