@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from accounts import tokens
+from accounts import queries, tokens
 from accounts.models import AdminLanguage, ApiToken, Membership, Organization, Role
 
 # last_used_at is refreshed at most this often, so a busy token is not a write per request.
@@ -131,11 +131,7 @@ def authenticate_token(token: str) -> ApiToken | None:
     prefix = tokens.prefix_of(token)
     if prefix is None:
         return None
-    record = (
-        ApiToken.objects.select_related("organization")
-        .filter(prefix=prefix, revoked_at__isnull=True)
-        .first()
-    )
+    record = queries.active_token(prefix)
     if record is None or not tokens.digest_matches(token, record.digest):
         return None
     now = timezone.now()

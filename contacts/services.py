@@ -222,8 +222,9 @@ def contact_for_phone(
     email: str | None = None,
 ) -> Contact:
     """The organization's live contact for a number, created if there is none (with the
-    names and email given, as the original product's send endpoints do)."""
-    contact = Contact.objects.live().filter(organization=organization, phone=phone).first()
+    names and email given, as the original product's send endpoints do). Every send
+    asks: the written-out look-up (contacts/queries.py)."""
+    contact = live_contact_by(organization_id=organization.pk, phone=phone)
     if contact is not None:
         return contact
     try:
