@@ -102,3 +102,55 @@ def test_a_send_does_not_wait_for_another_sends_recording(racing_org):
     # the second send's.
     slow_chat = Chat.objects.get(wam_id="wamid.slow-recording")
     assert conversation.last_message_at > slow_chat.created_at
+
+
+def test_staff_changes_and_sends_at_once_neither_waits_forever_nor_undoes_the_other(
+    racing_org,
+):
+    """Staff change a conversation (its row locked, then the organization's list total)
+    while sends move its time at their transactions' end: no deadlock, and neither
+    write undoes the other."""
+    from inbox.services import update_conversation
+
+    assert send(racing_org, "first") == 200
+    start, failures = threading.Barrier(4), []
+    answers: list[int] = []
+    written: list[list[str]] = []
+
+    def sends():
+        try:
+            start.wait(5)
+            answers.extend(send(racing_org, f"update {n}") for n in range(5))
+        except Exception as error:  # reported below, not lost in the thread
+            failures.append(repr(error))
+
+    def staff(name: str):
+        try:
+            start.wait(5)
+            for n in range(5):
+                labels = [f"{name}-{n}"]
+                conversation = Conversation.objects.get(organization=racing_org)
+                status = "resolved" if n % 2 else "pending"
+                update_conversation(conversation=conversation, status=status, labels=labels)
+                written.append(labels)
+        except Exception as error:
+            failures.append(repr(error))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=sends) for _ in range(2)] + [
+        threading.Thread(target=staff, args=(name,)) for name in ("mia", "ari")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    assert failures == []
+    assert answers == [200] * 10
+    conversation = Conversation.objects.get(organization=racing_org)
+    assert conversation.labels in written  # a staff write, whole
+    # Every send's time counted: the latest is the conversation's.
+    latest = max(chat.created_at for chat in Chat.objects.filter(organization=racing_org))
+    assert latest - timedelta(seconds=1) < conversation.last_message_at <= latest
+    assert conversation.unread == 0
