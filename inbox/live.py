@@ -3,12 +3,12 @@
 Every open inbox page asks `GET /admin/inbox/live/<token>` every two seconds, with the
 ETag it last got in `If-None-Match`; the answer is a 304 until something it shows has
 changed, then a 200 with the new ETag, and the page fetches itself again. Fifty open
-pages make 25 of these requests a second, so each costs one indexed query and
-no session: the token, signed when the page was rendered for a staff member who may see
-it, names what the page shows (a conversation, or an organization's list) and who looks
-at it. It says only *that* something changed; what changed is read by the page's own
-view, through the admin's login and scoping. A token lives for an hour; every page
-fetch brings a new one.
+pages make 25 of these requests a second, so each costs one indexed query, no session
+and none of the admin's middleware (inbox/middleware.py answers it): the token, signed
+when the page was rendered for a staff member who may see it, names what the page shows
+(a conversation, or an organization's list) and who looks at it. It says only *that*
+something changed; what changed is read by the page's own view, through the admin's
+login and scoping. A token lives for an hour; every page fetch brings a new one.
 """
 
 import hashlib
@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core import signing
 from django.db import connection
+from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 
 from inbox.models import ConversationTotal, Note
@@ -62,6 +63,22 @@ def watch_of(token: str) -> Watch | None:
         return None
 
 
+def answer(token: str, if_none_match: str | None) -> HttpResponse:
+    """The live check's answer: 304 while the page's ETag is still `if_none_match`, else
+    200 with the new one; 403 for a bad or expired token (the page then reloads through
+    the login), 404 when the page may no longer be seen."""
+    watch = watch_of(token)
+    if watch is None:
+        return HttpResponse(status=403)
+    tag = etag(watch)
+    if tag is None:
+        return HttpResponse(status=404)
+    response = HttpResponseNotModified() if if_none_match == tag else HttpResponse()
+    response["ETag"] = tag
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def etag(watch: Watch) -> str | None:
     """A short digest of what the watched page shows, as an ETag; None when the user may
     not see it any more (an agent whose conversation went to someone else) or it is gone.
@@ -78,28 +95,39 @@ def etag(watch: Watch) -> str | None:
 
 
 # Hand-written: building these through the ORM cost more than running them. A
-# conversation's state is one statement: its row (its state, whether its window is
-# open, the newest message's time and the newest note) beside each of its latest
-# messages' tick and media, its id written in so that the planner walks the
-# (conversation, id) index; the conversation's row alone when it has no message.
+# conversation's state is one row: its state, whether its window is open, its newest
+# note, and its latest messages' ids, ticks, media and deletions joined into one text,
+# each as text: one value to read instead of a row per message, each repeating the
+# conversation's timestamp and labels to parse. The latest messages are read with the
+# conversation's id written in, so that the planner walks the (conversation, id) index.
 CONVERSATION_STATE = f"""
-    SELECT c.status, c.assignee_id, c.labels, c.unread, c.last_message_at,
-           c.last_inbound_at > %s,
+    SELECT c.status, c.assignee_id, CAST(c.labels AS TEXT), c.unread,
+           CAST(c.last_message_at AS TEXT), c.last_inbound_at > %s,
            (SELECT n.id FROM {Note._meta.db_table} n
              WHERE n.conversation_id = %s ORDER BY n.id DESC LIMIT 1),
-           latest.id, latest.status, latest.state, latest.deleted_at
+           (SELECT {{joined}} FROM (
+                SELECT m.id, m.status, f.state, m.deleted_at
+                  FROM {Chat._meta.db_table} m
+                  LEFT JOIN {ChatMedia._meta.db_table} f ON f.id = m.media_id
+                 WHERE m.conversation_id = %s
+                 ORDER BY m.id DESC
+                 LIMIT {WATCHED_MESSAGES}
+           ) latest)
       FROM {Conversation._meta.db_table} c
-      LEFT JOIN (
-          SELECT m.id, m.status, f.state, m.deleted_at
-            FROM {Chat._meta.db_table} m
-            LEFT JOIN {ChatMedia._meta.db_table} f ON f.id = m.media_id
-           WHERE m.conversation_id = %s
-           ORDER BY m.id DESC
-           LIMIT {WATCHED_MESSAGES}
-      ) latest ON TRUE
      WHERE c.id = %s AND (%s OR c.assignee_id IS NULL OR c.assignee_id = %s)
-     ORDER BY latest.id DESC
 """
+MESSAGE_STATE = (
+    "CAST(latest.id AS TEXT) || ' ' || latest.status || ' ' || COALESCE(latest.state, '')"
+    " || ' ' || CAST(latest.deleted_at IS NULL AS TEXT)"
+)
+# PostgreSQL's string_agg in id order; SQLite's group_concat (string_agg from 3.44 only)
+# takes the subquery's order.
+CONVERSATION_STATES = {
+    "postgresql": CONVERSATION_STATE.format(
+        joined=f"string_agg({MESSAGE_STATE}, ',' ORDER BY latest.id)"
+    ),
+    "sqlite": CONVERSATION_STATE.format(joined=f"group_concat({MESSAGE_STATE}, ',')"),
+}
 # The organizations' live chats are indexed by (organization, id): one index entry; the
 # count of changes is the organization's one row of ConversationTotal.
 LIST_STATE = f"""
@@ -107,7 +135,6 @@ LIST_STATE = f"""
              WHERE organization_id = %s AND deleted_at IS NULL),
            (SELECT changes FROM {ConversationTotal._meta.db_table} WHERE organization_id = %s)
 """
-CONVERSATION_COLUMNS = 7  # CONVERSATION_STATE's columns before the messages'
 
 
 def conversation_state(watch: Watch, conversation: int) -> tuple[Any, ...] | None:
@@ -118,14 +145,11 @@ def conversation_state(watch: Watch, conversation: int) -> tuple[Any, ...] | Non
     window_start = connection.ops.adapt_datetimefield_value(timezone.now() - SERVICE_WINDOW)
     with connection.cursor() as cursor:
         cursor.execute(
-            CONVERSATION_STATE,
+            CONVERSATION_STATES[connection.vendor],
             [window_start, conversation, conversation, conversation, not watch.agent, watch.user],
         )
-        found = cursor.fetchall()
-    if not found:
-        return None
-    messages = tuple(row[CONVERSATION_COLUMNS:] for row in found if row[CONVERSATION_COLUMNS])
-    return (found[0][:CONVERSATION_COLUMNS], messages)
+        found = cursor.fetchone()
+    return None if found is None else tuple(found)
 
 
 def list_state(organization: int) -> tuple[Any, ...]:

@@ -11,9 +11,12 @@ from messaging_project.core.formats import iso_datetime, json_text, laravel_date
 from sending.models import Chat, ChatMedia, ChatStatus, ChatStatusEvent
 
 
-def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
+def chat_data(
+    chat: Chat, *, with_contact: bool = True, contact: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The chat record of api.md. The template send response leaves out the contact
-    and the deletion fields, as the reference example does."""
+    and the deletion fields, as the reference example does. `contact`: the chat's
+    contact's record, when made already."""
     data: dict[str, Any] = {
         "id": chat.id,
         "uuid": str(chat.uuid),
@@ -32,7 +35,7 @@ def chat_data(chat: Chat, *, with_contact: bool = True) -> dict[str, Any]:
     data["created_at"] = laravel_datetime(chat.created_at)
     data["sent_at"] = iso_datetime(chat.sent_at)  # WhatsApp's own time (docs/api.md)
     if with_contact:
-        data["contact"] = contact_data(chat.contact)
+        data["contact"] = contact if contact is not None else contact_data(chat.contact)
     data["media"] = media_data(chat)
     return data
 
@@ -52,9 +55,9 @@ def media_data(chat: Chat) -> dict[str, Any] | None:
     }
 
 
-def chat_record(chat: Chat) -> dict[str, Any]:
+def chat_record(chat: Chat, *, contact: dict[str, Any] | None = None) -> dict[str, Any]:
     """A chat in /api/chats: the api.md record, and why it failed when it did."""
-    data = chat_data(chat)
+    data = chat_data(chat, contact=contact)
     data["number"] = str(chat.number.uuid)  # the organization's number (docs/numbers.md)
     data["error"] = None
     if chat.status == ChatStatus.FAILED:
@@ -64,6 +67,18 @@ def chat_record(chat: Chat) -> dict[str, Any]:
             "details": chat.error_details,
         }
     return data
+
+
+def chat_records(chats: Iterable[Chat]) -> list[dict[str, Any]]:
+    """chat_record of each chat, each contact's record made once: a conversation's page
+    is one contact's chats."""
+    contacts: dict[int, dict[str, Any]] = {}
+    records = []
+    for chat in chats:
+        if chat.contact_id not in contacts:
+            contacts[chat.contact_id] = contact_data(chat.contact)
+        records.append(chat_record(chat, contact=contacts[chat.contact_id]))
+    return records
 
 
 def status_history(

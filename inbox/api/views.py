@@ -21,7 +21,7 @@ from messaging_project.api.idempotency import idempotent
 from messaging_project.api.viewsets import OrganizationViewSet
 from sending.api.views import channel_errors, send_response
 from sending.models import Conversation
-from sending.representations import chat_data, chat_record
+from sending.representations import chat_data, chat_records
 
 FILTERS = frozenset(ConversationFilterSerializer().fields)
 
@@ -83,7 +83,7 @@ class ConversationViewSet(OrganizationViewSet):
         )
         if chats is None:
             raise NotFound()
-        return self.get_paginated_response([chat_record(chat) for chat in chats])
+        return self.get_paginated_response(chat_records(chats))
 
     @idempotent
     def send(self, request):

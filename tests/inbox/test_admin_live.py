@@ -3,6 +3,7 @@
 pinned, no session); and nothing for a token that is forged, expired or no longer
 the user's to see."""
 
+import logging
 import re
 import time
 from datetime import timedelta
@@ -10,9 +11,11 @@ from datetime import timedelta
 import pytest
 from django.core import signing
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from inbox import live, services
+from inbox.middleware import LIVE_PATH
 from sending.models import Chat, Conversation
 from tests.admin.conftest import logged_in
 from tests.factories import create_chat
@@ -183,3 +186,45 @@ def test_a_token_lives_an_hour(org, manager, monkeypatch):
 
     assert check(f"/admin/inbox/live/{fresh}", etag).status_code == 304
     assert check(f"/admin/inbox/live/{expired}", etag).status_code == 403
+
+
+def test_the_check_is_answered_before_the_admins_middleware(org, manager, caplog):
+    conversation = customer_writes(org)
+    url, etag = live_of(logged_in(manager), f"/admin/inbox/{conversation.uuid}/")
+    assert url == reverse("inbox_admin:live", args=[url.rsplit("/", 1)[1]])
+    assert url.startswith(LIVE_PATH)
+
+    with caplog.at_level(logging.INFO, logger="messaging.requests"):
+        response = check(url, etag)
+
+    assert response.status_code == 304
+    # The request log's line and id are kept; the admin's headers are for pages.
+    assert f"GET {url} 304" in caplog.text
+    assert response["X-Request-ID"]
+    assert "X-Frame-Options" not in response and "Content-Security-Policy" not in response
+
+
+def test_an_unauthenticated_or_foreign_check_is_still_refused(org, org_b, manager):
+    conversation = customer_writes(org)
+    url, etag = live_of(logged_in(manager), f"/admin/inbox/{conversation.uuid}/")
+    # Organization B's staff member cannot name A's conversation without A's page's token:
+    # a token they sign themselves is forged.
+    other = manager_of(with_webhook_secrets(org_b), "bea")
+    forged = signing.dumps(
+        {"u": other.pk, "a": 0, "c": conversation.pk}, salt="another salt", compress=False
+    )
+
+    assert check(LIVE_PATH + forged, etag).status_code == 403
+    assert check(LIVE_PATH + "not-a-token", "").status_code == 403
+    # A logged-in session is no token: the check reads none.
+    assert logged_in(other).get(LIVE_PATH + "x", HTTP_IF_NONE_MATCH=etag).status_code == 403
+
+
+def test_other_methods_and_paths_go_on_to_the_urls(org, manager):
+    conversation = customer_writes(org)
+    url, etag = live_of(logged_in(manager), f"/admin/inbox/{conversation.uuid}/")
+
+    assert Client().post(url).status_code == 405
+    assert Client().head(url).status_code == 405
+    assert Client().get(url + "/extra").status_code in (302, 404)  # the admin's
+    assert Client().get(LIVE_PATH).status_code in (302, 404)  # the admin's, not a check

@@ -22,7 +22,7 @@ from sending.api.schema import (
     TemplateSendResponseSerializer,
 )
 from sending.models import ChatStatusEvent
-from sending.representations import chat_data, chat_record
+from sending.representations import chat_data, chat_record, chat_records
 from tests.sending.factories import ChatFactory, MessageTemplateFactory
 from tests.shapes import assert_documented
 
@@ -58,6 +58,15 @@ def test_a_listed_chat_has_exactly_the_documented_fields(org_a, failed_chat):
     assert set(chat_record(accepted)) == set(ChatRecordSerializer().fields)
     # A failed chat says why, in a nested record of its own.
     assert_documented(chat_record(failed_chat), ChatRecordSerializer())
+
+
+def test_records_made_together_are_each_chats_own_record(org_a, failed_chat):
+    first = ChatFactory(organization=org_a)
+    again = ChatFactory(organization=org_a, contact=first.contact)
+    chats = [first, failed_chat, again]  # two contacts, one of them twice
+
+    assert chat_records(chats) == [chat_record(chat) for chat in chats]
+    assert chat_records([]) == []
 
 
 def test_one_chat_with_its_statuses_has_exactly_the_documented_fields(api, failed_chat):
