@@ -165,12 +165,13 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # One line per request (JSON with LOG_FORMAT=json), with its request id.
     "messaging_project.core.request_log.RequestLogMiddleware",
-    # Open inbox pages' live checks, answered here: none of what follows concerns them.
-    "inbox.middleware.LiveCheckMiddleware",
     "messaging_project.api.middleware.ApiResponseMiddleware",
     # Laravel's `_method` and X-HTTP-Method-Override, after the body limits are checked.
     "messaging_project.api.middleware.MethodOverrideMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Open inbox pages' live checks, answered here (after HTTPS and its headers are
+    # enforced): none of what follows concerns them.
+    "inbox.middleware.LiveCheckMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The admin in the staff member's language (Accept-Language, else LANGUAGE_CODE);

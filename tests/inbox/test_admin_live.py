@@ -228,3 +228,15 @@ def test_other_methods_and_paths_go_on_to_the_urls(org, manager):
     assert Client().head(url).status_code == 405
     assert Client().get(url + "/extra").status_code in (302, 404)  # the admin's
     assert Client().get(LIVE_PATH).status_code in (302, 404)  # the admin's, not a check
+
+
+def test_a_check_keeps_the_hosts_and_https_rules(org, manager, settings):
+    conversation = customer_writes(org)
+    url, etag = live_of(logged_in(manager), f"/admin/inbox/{conversation.uuid}/")
+
+    answered = check(url, etag)
+    assert answered.status_code == 304
+    assert answered["X-Content-Type-Options"] == "nosniff"  # SecurityMiddleware's
+    assert Client().get(url, HTTP_HOST="evil.example", HTTP_IF_NONE_MATCH=etag).status_code == 400
+    settings.SECURE_SSL_REDIRECT = True
+    assert check(url, etag).status_code == 301  # to HTTPS, as every other page
