@@ -6,8 +6,9 @@ billing is a single statement."""
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import date
+from functools import lru_cache
 
 from django.db import connection
 
@@ -22,31 +23,45 @@ from analytics.models import (
 from events.services import at_batch_end
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
+Names = tuple[str, ...]  # a table's columns
+
+
+_slots = threading.local()
 
 
 def slot() -> int:
     """This process and thread's slot of the day's rows: concurrent transactions add to
-    different rows instead of queueing on one."""
-    return hash((os.getpid(), threading.get_ident())) % SLOTS
+    different rows instead of queueing on one. Worked out once per thread."""
+    mine = getattr(_slots, "slot", None)
+    if mine is None:
+        mine = _slots.slot = hash((os.getpid(), threading.get_ident())) % SLOTS
+    return mine
 
 
-def add(table: str, keys: Sequence[str], counters: Sequence[str], rows: Iterable[tuple]) -> None:
-    """INSERT ... ON CONFLICT (keys) DO UPDATE SET counter = counter + excluded.counter,
-    for `rows` of (keys..., counters...), in key order (concurrent batches lock the rows
-    they share in one order)."""
-    ordered = sorted(rows)
-    if not ordered:
-        return
+@lru_cache(maxsize=256)
+def upsert_sql(table: str, keys: Names, counters: Names, count: int) -> str:
+    """The statement of add() for `count` rows, written once: building it for each batch
+    cost more of the webhook's CPU than PostgreSQL took to run it."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in (*keys, *counters))
     one = "(" + ", ".join(["%s"] * (len(keys) + len(counters))) + ")"
     increments = ", ".join(
         f"{quote(name)} = {table}.{quote(name)} + excluded.{quote(name)}" for name in counters
     )
-    sql = (
-        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * len(ordered))} "  # noqa: S608
+    return (
+        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * count)} "  # noqa: S608
         f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {increments}"
     )
+
+
+def add(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> None:
+    """INSERT ... ON CONFLICT (keys) DO UPDATE SET counter = counter + excluded.counter,
+    for `rows` of (keys..., counters...), in key order (concurrent batches lock the rows
+    they share in one order)."""
+    ordered = sorted(rows)
+    if not ordered:
+        return
+    sql = upsert_sql(table, keys, counters, len(ordered))
     # At the end of the recording transaction's event batch: the slot's row is locked for
     # the commit only, and the statement shares a round trip with the batch's others.
     at_batch_end(sql, [value for row in ordered for value in row])
@@ -111,14 +126,22 @@ def bill(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
 def bill_in_one_statement(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
     """bill() as one data-modifying WITH: the claims inserted, and the rows claimed now
     counted by day, number and category."""
-    table, claims = DailyBillable._meta.db_table, BilledMessage._meta.db_table
     offered = sorted(
         (chat_id, category, organization, day, number)
         for chat_id, (category, (organization, day, number)) in billable.items()
     )
-    sql = (
+    # Nothing to read back: it waits for the batch's end with the rollup's upsert, and
+    # shares its round trip.
+    at_batch_end(billing_sql(len(offered)), [value for row in offered for value in row] + [slot()])
+
+
+@lru_cache(maxsize=256)
+def billing_sql(count: int) -> str:
+    """bill_in_one_statement's statement for `count` messages, written once."""
+    table, claims = DailyBillable._meta.db_table, BilledMessage._meta.db_table
+    return (
         "WITH offered (chat_id, category, organization_id, day, number_id) AS (VALUES "  # noqa: S608
-        f"{', '.join(['(%s, %s, %s, %s::date, %s)'] * len(offered))}), "
+        f"{', '.join(['(%s, %s, %s, %s::date, %s)'] * count)}), "
         f"claimed AS (INSERT INTO {claims} (chat_id, category) "
         "SELECT chat_id, category FROM offered ORDER BY chat_id "
         "ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id) "
@@ -130,9 +153,6 @@ def bill_in_one_statement(billable: dict[int, tuple[str, tuple[int, date, int]]]
         "ON CONFLICT (organization_id, day, number_id, category, slot) "
         f"DO UPDATE SET messages = {table}.messages + excluded.messages"
     )
-    # Nothing to read back: it waits for the batch's end with the rollup's upsert, and
-    # shares its round trip.
-    at_batch_end(sql, [value for row in offered for value in row] + [slot()])
 
 
 def claim_billed(categories: dict[int, str]) -> set[int]:

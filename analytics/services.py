@@ -88,13 +88,26 @@ def on_messages_out(record: MessagesOut) -> None:
         record_staff_messages(by_staff)
 
 
+def moved(before: str, after: str) -> tuple[int, ...]:
+    """MESSAGE_COUNTERS' change for an outbound message moved from `before` to `after`."""
+    return tuple(minus(counters(status=after), counters(status=before)))
+
+
+# Each move's change worked out once: a status webhook adds it and nothing else.
+MOVES: dict[tuple[str, str], tuple[int, ...]] = {
+    (before, after): moved(before, after) for before in ChatStatus for after in ChatStatus
+}
+
+
 def on_statuses_moved(record: StatusesMoved) -> None:
     deltas: dict[tuple[int, date, int], list[int]] = {}
     for chat, before, after in record.moves:
         if chat.type != ChatType.OUTBOUND:
             continue
-        change = minus(counters(status=after), counters(status=before))
-        deltas[key(chat)] = added(deltas.get(key(chat), [0] * len(MESSAGE_COUNTERS)), change)
+        change = MOVES.get((before, after)) or moved(before, after)
+        found = key(chat)
+        total = deltas.get(found)
+        deltas[found] = list(change) if total is None else added(total, list(change))
     add_messages(deltas)
 
 
