@@ -101,6 +101,9 @@ class Conversation(models.Model):
     labels = models.JSONField(_("labels"), default=list, db_default=[], blank=True)
     # Inbound messages since staff last read it.
     unread = models.PositiveIntegerField(_("unread"), default=0, db_default=0)
+    # Its live chats, kept with each recording (sending/services/conversations.py): the
+    # messages page's total, which counting 10,000 index entries made its dearest part.
+    messages = models.PositiveIntegerField(_("messages"), default=0, db_default=0)
     last_message_at = models.DateTimeField(_("last message at"), null=True, blank=True)
     last_inbound_at = models.DateTimeField(_("last inbound message at"), null=True, blank=True)
     # When its status last changed (by staff, or an inbound message reopening it): the

@@ -44,11 +44,12 @@ CONVERSATION = Conversation._meta.db_table
 OPEN = ConversationStatus.OPEN.value
 UPSERT_CONVERSATIONS = f"""
     INSERT INTO {CONVERSATION}
-        (uuid, organization_id, contact_id, number_id, status, labels, unread,
+        (uuid, organization_id, contact_id, number_id, status, labels, unread, messages,
          last_message_at, last_inbound_at, status_changed_at, created_at)
     VALUES {{rows}}
     ON CONFLICT (contact_id, number_id) DO UPDATE SET
         unread = {CONVERSATION}.unread + excluded.unread,
+        messages = {CONVERSATION}.messages + excluded.messages,
         status = CASE WHEN excluded.unread > 0 THEN '{OPEN}' ELSE {CONVERSATION}.status END,
         status_changed_at = CASE
             WHEN excluded.unread > 0 AND {CONVERSATION}.status <> '{OPEN}'
@@ -64,7 +65,7 @@ UPSERT_CONVERSATIONS = f"""
             THEN excluded.last_inbound_at ELSE {CONVERSATION}.last_inbound_at END
     RETURNING {{columns}}, status_changed_at = %s
 """  # noqa: S608
-UPSERT_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', %s, %s, %s, %s, %s)"
+UPSERT_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', %s, %s, %s, %s, %s, %s)"
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Offered:
     contact_id: int
     number_id: int
     unread: int  # new inbound messages
+    messages: int  # chats of the batch
     last_message_at: datetime
     last_inbound_at: datetime | None
 
@@ -105,6 +107,7 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
             pair.contact_id,
             pair.number_id,
             pair.unread,
+            pair.messages,
             prepared("last_message_at", pair.last_message_at),
             prepared("last_inbound_at", pair.last_inbound_at),
             prepared("status_changed_at", now),
@@ -131,9 +134,9 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
 
 # A send's conversations: found without locking those that exist, the missing made
 # (another transaction making the same pair first wins; its row is read after), and
-# each existing one's time moved by MOVE_CONVERSATION at the end of the recording
-# transaction (events.services.at_batch_end), so that sends to one contact hold its row
-# for their commit only, not for their whole transaction.
+# each existing one's time and count of messages moved by MOVE_CONVERSATION at the end
+# of the recording transaction (events.services.at_batch_end), so that sends to one
+# contact hold its row for their commit only, not for their whole transaction.
 CONVERSATION_COLUMNS = ", ".join(
     f"{CONVERSATION}.{f.column}" for f in Conversation._meta.concrete_fields
 )
@@ -144,16 +147,18 @@ FIND_CONVERSATIONS = f"""
 FIND_PAIR = "(contact_id = %s AND number_id = %s)"
 CREATE_CONVERSATIONS = f"""
     INSERT INTO {CONVERSATION}
-        (uuid, organization_id, contact_id, number_id, status, labels, unread,
+        (uuid, organization_id, contact_id, number_id, status, labels, unread, messages,
          last_message_at, last_inbound_at, status_changed_at, created_at)
     VALUES {{rows}}
     ON CONFLICT (contact_id, number_id) DO NOTHING
     RETURNING {{columns}}
 """  # noqa: S608
-CREATE_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', 0, %s, NULL, %s, %s)"
+CREATE_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', 0, %s, %s, NULL, %s, %s)"
 MOVE_CONVERSATION = f"""
-    UPDATE {CONVERSATION} SET last_message_at = %s
-    WHERE id = %s AND (last_message_at IS NULL OR last_message_at < %s)
+    UPDATE {CONVERSATION} SET messages = messages + %s,
+        last_message_at = CASE WHEN last_message_at IS NULL OR last_message_at < %s
+            THEN %s ELSE last_message_at END
+    WHERE id = %s
 """  # noqa: S608
 
 
@@ -170,10 +175,11 @@ def find_conversations(
 
 
 def create_conversations(
-    organization_id: int, started: dict[tuple[int, int], datetime]
+    organization_id: int, started: dict[tuple[int, int], tuple[datetime, int]]
 ) -> list[Conversation]:
-    """Conversations for the pairs of `started` (each with its first message's time), in
-    pair order; those another transaction made first are not returned."""
+    """Conversations for the pairs of `started` (each with its latest message's time and
+    its count of messages), in pair order; those another transaction made first are not
+    returned."""
     now = timezone.now()
     fields = {f.attname: f for f in Conversation._meta.concrete_fields}
 
@@ -181,12 +187,13 @@ def create_conversations(
         return fields[name].get_db_prep_value(value, connection, prepared=False)
 
     params: list = []
-    for (contact_id, number_id), at in sorted(started.items()):
+    for (contact_id, number_id), (at, messages) in sorted(started.items()):
         params += [
             prepared("uuid", uuid.uuid4()),
             organization_id,
             contact_id,
             number_id,
+            messages,
             prepared("last_message_at", at),
             prepared("status_changed_at", now),
             prepared("created_at", now),
@@ -200,12 +207,15 @@ def create_conversations(
         return [rows.instance(Conversation, connection, row) for row in cursor.fetchall()]
 
 
-def move_conversation_statement(conversation_id: int, at: datetime) -> tuple[str, list]:
-    """The statement that moves a conversation's last message time to `at`, if later."""
+def move_conversation_statement(
+    conversation_id: int, at: datetime, messages: int
+) -> tuple[str, list]:
+    """The statement that adds `messages` to a conversation's count and moves its last
+    message time to `at`, if later."""
     value = Conversation._meta.get_field("last_message_at").get_db_prep_value(
         at, connection, prepared=False
     )
-    return MOVE_CONVERSATION, [value, conversation_id, value]
+    return MOVE_CONVERSATION, [messages, value, value, conversation_id]
 
 
 # Locks on message ids for the rest of the transaction: the ORM has no advisory locks.

@@ -10,9 +10,10 @@ Nothing outbound changes the status or the unread count. Two transactions creati
 same pair at once both end with the one row. New and reopened conversations are
 announced (sending.recorded.ConversationsChanged): the inbox emits their events.
 
-A send (`with_sent_conversations`) only moves its conversation's time, so it does not
-lock the row with the upsert: it reads the conversation, and moves the time as its
-transaction ends. Sends to one contact then queue on that row for a commit each, not
+Every chat also adds one to its conversation's count of messages (the messages page's
+total). A send (`with_sent_conversations`) only moves its conversation's time and count,
+so it does not lock the row with the upsert: it reads the conversation, and moves both
+as its transaction ends. Sends to one contact then queue on that row for a commit each, not
 for their whole recording.
 """
 
@@ -70,13 +71,15 @@ def with_sent_conversations(chats: list[Chat]) -> None:
         return
     now = timezone.now()
     times: dict[tuple[int, int], datetime] = {}
+    counts: dict[tuple[int, int], int] = {}
     for chat in waiting:
         pair, at = (chat.contact_id, chat.number_id), message_time(chat, now)
         times[pair] = max(at, times.get(pair, at))
+        counts[pair] = counts.get(pair, 0) + 1
     organization_id = waiting[0].organization_id
     found = find_conversations(organization_id, sorted(times))
     created: list[Conversation] = []
-    while missing := {pair: at for pair, at in times.items() if pair not in found}:
+    while missing := {pair: (at, counts[pair]) for pair, at in times.items() if pair not in found}:
         made = create_conversations(organization_id, missing)
         created += made
         found.update({(c.contact_id, c.number_id): c for c in made})
@@ -86,7 +89,8 @@ def with_sent_conversations(chats: list[Chat]) -> None:
     made_here = {conversation.pk for conversation in created}
     for pair, conversation in sorted(found.items(), key=lambda item: item[1].pk):
         if conversation.pk not in made_here:
-            at_batch_end(*move_conversation_statement(conversation.pk, times[pair]))
+            at_batch_end(*move_conversation_statement(conversation.pk, times[pair], counts[pair]))
+            conversation.messages += counts[pair]
             if conversation.last_message_at is None or conversation.last_message_at < times[pair]:
                 conversation.last_message_at = times[pair]
     attach(waiting, found)
@@ -114,6 +118,7 @@ def with_conversations(chats: list[Chat], *, past: bool = False) -> None:
                 contact_id=contact_id,
                 number_id=number_id,
                 unread=0 if past else len(inbound),
+                messages=len(pair_chats),
                 last_message_at=max(message_time(c, now) for c in pair_chats),
                 last_inbound_at=max(inbound) if inbound else None,
             )

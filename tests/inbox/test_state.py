@@ -14,7 +14,7 @@ from django.utils import timezone
 from events.models import Emission
 from inbox import services
 from sending.models import Chat, Conversation, ConversationStatus
-from tests.inbound.conftest import deliver
+from tests.inbound.conftest import deliver, envelope, text_message
 from tests.inbound.test_conversation import conversation, receiving
 from tests.inbox.conftest import CUSTOMER, conversation_of, writes
 
@@ -185,3 +185,67 @@ def test_a_known_senders_message_to_a_resolved_conversation_costs_no_query_more(
     with django_assert_num_queries(9 if on_postgresql else 11):
         writes(inbox_org, "back")
     assert conversation_of(inbox_org).status == ConversationStatus.OPEN
+
+
+def test_every_recorded_message_counts_once_whichever_way_it_came(inbox_org, api, graph):
+    """The messages page's total is kept on the conversation: inbound messages, sends
+    (to a new number and a known one), a message delivered twice, history and echoes."""
+    writes(inbox_org)
+    writes(inbox_org, "second")
+    assert conversation_of(inbox_org).messages == 2
+
+    # The same message delivered again is not a message more.
+    message = text_message("once", sender=CUSTOMER)
+    message["messages"][0]["id"] = "wamid.counted-once"
+    assert deliver(inbox_org, envelope(message)).status_code == 200
+    assert deliver(inbox_org, envelope(message)).status_code == 200
+    assert conversation_of(inbox_org).messages == 3
+
+    for text in ("Thanks!", "On its way"):
+        sent = api.post("/api/send", {"phone": f"+{CUSTOMER}", "message": text}, format="json")
+        assert sent.status_code == 200, sent.content
+    assert conversation_of(inbox_org).messages == 5
+
+    first = api.post("/api/send", {"phone": "+4915112345678", "message": "Hi"}, format="json")
+    assert first.status_code == 200, first.content
+    assert conversation_of(inbox_org, "4915112345678").messages == 1
+
+    for found in Conversation.objects.filter(organization=inbox_org):
+        assert found.messages == Chat.objects.filter(conversation=found).count()
+
+
+@pytest.mark.parametrize("kind", ["history:chunk", "smb_message_echoes:meta_text"])
+def test_history_and_echoes_count_as_messages_too(org_a, kind):
+    webhook = conversation(kind)
+    receiving(org_a, webhook)
+
+    assert deliver(org_a, webhook).status_code == 200
+
+    found = Conversation.objects.get()
+    assert found.messages == Chat.objects.filter(conversation=found).count() > 0
+
+
+def test_a_campaigns_batch_counts_each_message_of_each_conversation(inbox_org):
+    from business_numbers.models import Number
+    from contacts.models import Contact
+    from sending.services.chats import accepted_chat, record_accepted
+
+    writes(inbox_org)
+    known = conversation_of(inbox_org).contact
+    new = Contact.objects.create(organization=inbox_org, phone="4915112345678")
+    number = Number.objects.default_for(inbox_org)
+    chats = [
+        accepted_chat(
+            organization=inbox_org,
+            number=number,
+            contact=contact,
+            metadata={"type": "text", "text": "Sale"},
+            message={"id": f"wamid.batch-{n}"},
+        )
+        for n, contact in enumerate([known, new, known])
+    ]
+
+    record_accepted(chats)
+
+    assert conversation_of(inbox_org).messages == 3
+    assert conversation_of(inbox_org, "4915112345678").messages == 1

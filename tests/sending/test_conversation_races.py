@@ -52,7 +52,7 @@ def test_first_sends_to_a_new_number_at_once_share_one_conversation(racing_org):
     conversation = Conversation.objects.get(organization=racing_org)
     chats = Chat.objects.filter(organization=racing_org)
     assert {chat.conversation_id for chat in chats} == {conversation.pk}
-    assert chats.count() == 6
+    assert chats.count() == 6 == conversation.messages
     # Each send's time is taken as its conversation is found, a moment before its insert.
     latest = max(chat.created_at for chat in chats)
     assert latest - timedelta(seconds=1) < conversation.last_message_at <= latest
@@ -96,7 +96,7 @@ def test_a_send_does_not_wait_for_another_sends_recording(racing_org):
     assert failures == []
     conversation = Conversation.objects.get(organization=racing_org)
     chats = Chat.objects.filter(organization=racing_org)
-    assert chats.count() == 3
+    assert chats.count() == 3 == conversation.messages
     assert {chat.conversation_id for chat in chats} == {conversation.pk}
     # The slow recording ended last, but its message is not the latest: the time stays
     # the second send's.
@@ -154,3 +154,4 @@ def test_staff_changes_and_sends_at_once_neither_waits_forever_nor_undoes_the_ot
     latest = max(chat.created_at for chat in Chat.objects.filter(organization=racing_org))
     assert latest - timedelta(seconds=1) < conversation.last_message_at <= latest
     assert conversation.unread == 0
+    assert conversation.messages == 11
