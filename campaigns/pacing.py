@@ -1,5 +1,5 @@
 """Pacing: at most `rate` campaign messages per second from an organization's number,
-however many workers send.
+however many workers send, counted where they arrive.
 
 Two parts:
 
@@ -9,19 +9,24 @@ Two parts:
   PostgreSQL that is one UPDATE ... RETURNING per batch, on the database's clock
   (campaigns/queries.py); on SQLite a short transaction that holds the database's write
   lock. So however many worker processes, on however many machines, send from one
-  number, their turns never overlap. A sender that comes late gets the present moment,
-  not a burst of missed turns. When Graph says the number is sending too fast (130429,
-  131056), `next_at` is pushed THROTTLE_PAUSE later, so every sender of that number waits.
-- **A gate in each worker process** (`DepartureGate`), just before a message leaves: at
-  most `rate` departures of the organization's number within any GATE_WINDOW seconds,
-  counted from the moments they were written to the channel. Turns keep the pace; the
-  gate keeps a process that stalled (a pause of the interpreter, a slow statement) from
-  sending its late messages in a burst that would put more than `rate` into one second.
+  number, their turns never overlap. A sender that comes late gets a turn LEAD from
+  then, not a burst of missed turns. When Graph says the number is sending too fast
+  (130429, 131056), `next_at` is pushed THROTTLE_PAUSE later, so every sender of that
+  number waits.
+- **A turn is kept or given up.** A message leaves at its turn or within LEEWAY after
+  it, asked at the last moment before its request is written (`on_time`, the gateway's
+  `may_write`). Later than that (the process stalled: a pause of the interpreter, a busy
+  machine, a slow statement) it does not go: its sender takes it a fresh turn. A late
+  message sent anyway would share a second with turns taken for the next one, by this
+  worker or any other; a turn given up only lowers the rate.
+
+So each message reaches the channel in [turn, turn + LEEWAY + the moment from the check
+to the socket], and `rate` turns span 1 + MARGIN seconds: while that moment stays under
+MARGIN - LEEWAY (10 ms), no second holds more than `rate`, in one process or across many.
 """
 
-import threading
 import time
-from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
@@ -33,17 +38,20 @@ from campaigns.models import SendPace
 # Graph's throttling codes: the number's throughput, and too many messages to one user.
 THROTTLING_CODES = frozenset({130429, 131056})
 THROTTLE_PAUSE = timedelta(seconds=2)
-# Turns are this much more than 1 / rate apart, so that `rate` turns span 1.02 s, 10 ms
-# more than the gate's window below. So a message held late (a pause of the process)
-# holds its successor `rate` places later 10 ms less, and lateness fades instead of
-# being handed on for good; and a message may reach the channel up to 10 ms later,
-# after it was written, than the one `rate` places after it without the two sharing a
-# second. 2% sends at 98% of the rate.
+# Turns are this much more than 1 / rate apart: `rate` turns span 1.02 s, so a message
+# may arrive up to 20 ms after its turn without a second holding `rate + 1`. 2% sends at
+# 98% of the rate.
 MARGIN = 0.02
-# The gate's window, counted from the moment each message was written to the channel.
-GATE_WINDOW = 1.01
-# How often a gate held by a message not yet written looks again, in seconds.
-GATE_POLL = 0.001
+# A turn is given at least this far ahead of the clock: the time for its message to
+# reach its thread and the socket, so that a batch's first is not late from the start.
+LEAD = timedelta(milliseconds=50)
+# A sending thread wakes this long before its message's turn, to make its request ready
+# meanwhile (on a busy machine that can take several milliseconds), and then waits for
+# the turn with the request ready for the socket (`on_time`).
+READY = timedelta(milliseconds=20)
+# How late after its turn a message may still leave (the check), leaving the rest of
+# the margin, 10 ms, for the request to reach the channel from the check.
+LEEWAY = timedelta(milliseconds=10)
 
 
 def ensure_pace(*, number_id: int) -> None:
@@ -56,20 +64,20 @@ def interval(rate: int) -> timedelta:
 
 
 def take_turns(*, number_id: int, rate: int, count: int) -> list[datetime]:
-    """The moments (now or later) at which `count` messages may leave, one interval
-    apart, reserved for the caller. The clock is read after the row's lock is held, so a
-    turn is never given for a moment already past while waiting for it."""
+    """The moments (LEAD from now or later) at which `count` messages may leave, one
+    interval apart, reserved for the caller. The clock is read after the row's lock is
+    held, so a turn is never given for a moment already past while waiting for it."""
     step = interval(rate)
     if connection.vendor == "postgresql":
-        first = queries.advance_pace(number_id=number_id, span=step * count)
+        first = queries.advance_pace(number_id=number_id, span=step * count, lead=LEAD)
         if first is not None:
             return [first + step * n for n in range(count)]
     # SQLite (its transactions begin IMMEDIATE: the write lock is held from the start),
     # or a number whose row was never made (ensure_pace does).
     with transaction.atomic():
         pace = SendPace.objects.select_for_update().filter(number_id=number_id).first()
-        now = timezone.now()
-        first = now if pace is None else max(pace.next_at, now)
+        soonest = timezone.now() + LEAD
+        first = soonest if pace is None else max(pace.next_at, soonest)
         turns = [first + step * n for n in range(count)]
         if pace is None:
             SendPace.objects.create(number_id=number_id, next_at=first + step * count)
@@ -84,58 +92,27 @@ def slow_down(*, number_id: int) -> None:
     SendPace.objects.filter(number_id=number_id, next_at__lt=later).update(next_at=later)
 
 
-class Departure:
-    """A message through the gate: counted from the moment it passed until it is
-    written to the channel, then from that moment."""
-
-    __slots__ = ("at", "settled")
-
-    def __init__(self, at: float) -> None:
-        self.at, self.settled = at, False
-
-
-class DepartureGate:
-    """At most `rate` departures within any GATE_WINDOW seconds, per number, in
-    this process: `leave()` returns when one more may go, and counts it; `written()`
-    moves its count to when it was written to the channel (under load a thread may take
-    several milliseconds from the gate to the socket, and the channel counts there);
-    `settle()` ends its wait for that (never written, or written unseen: the moment it
-    passed counts)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.departures: dict[int, deque[Departure]] = {}
-
-    def leave(self, number_id: int, rate: int) -> Departure:
-        while True:
-            with self.lock:
-                recent = self.departures.setdefault(number_id, deque())
-                now = time.monotonic()
-                while recent and recent[0].settled and now - recent[0].at >= GATE_WINDOW:
-                    recent.popleft()
-                if len(recent) < rate:
-                    departure = Departure(now)
-                    recent.append(departure)
-                    return departure
-                oldest = recent[0]
-                wait = GATE_WINDOW - (now - oldest.at) if oldest.settled else GATE_POLL
-            time.sleep(wait)
-
-    def written(self, departure: Departure) -> None:
-        with self.lock:
-            departure.at, departure.settled = time.monotonic(), True
-
-    def settle(self, departure: Departure) -> None:
-        with self.lock:
-            departure.settled = True
-
-
-GATE = DepartureGate()
-
-
-def leave_at(turn: datetime, *, number_id: int, rate: int) -> Departure:
-    """Sleep until `turn`, then through the gate: the last thing before a message leaves."""
-    delay = (turn - timezone.now()).total_seconds()
+def wait_for(moment: datetime) -> None:
+    """Sleep until `moment`."""
+    delay = (moment - timezone.now()).total_seconds()
     if delay > 0:
         time.sleep(delay)
-    return GATE.leave(number_id, rate)
+
+
+def too_late(turn: datetime) -> bool:
+    """Whether a message's turn went by more than LEEWAY ago."""
+    return timezone.now() > turn + LEEWAY
+
+
+def on_time(turn: datetime) -> Callable[[], bool]:
+    """The last step before a message is written to the channel (the gateway's
+    `may_write`): sleep until its turn if it has not come, then whether the message may
+    still leave on it. Asked with the request ready for the socket, so that little comes
+    between the answer and the write."""
+    last = (turn + LEEWAY).timestamp()
+
+    def may_write() -> bool:
+        wait_for(turn)
+        return time.time() <= last
+
+    return may_write

@@ -74,19 +74,19 @@ def mark_sent(
         return cursor.rowcount
 
 
-def advance_pace(*, number_id: int, span: timedelta) -> datetime | None:
+def advance_pace(*, number_id: int, span: timedelta, lead: timedelta) -> datetime | None:
     """PostgreSQL only: the number's `next_at` moved `span` past the later of itself and
-    the database's clock; the moment it moved from (the first turn), or None when the
-    number has no row. One UPDATE ... RETURNING, so the row is held for one statement,
-    not across round trips; and `clock_timestamp()` is read once the row is held (a
-    sender that waited for it is not given a moment already past)."""
+    `lead` after the database's clock; the moment it moved from (the first turn), or None
+    when the number has no row. One UPDATE ... RETURNING, so the row is held for one
+    statement, not across round trips; and `clock_timestamp()` is read once the row is
+    held (a sender that waited for it is not given a moment already past)."""
     table = connection.ops.quote_name(SendPace._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET next_at = "
-            f"GREATEST(next_at, clock_timestamp()) + %s * interval '1 microsecond' "
-            f"WHERE number_id = %s RETURNING next_at",
-            [span // timedelta(microseconds=1), number_id],
+            f"GREATEST(next_at, clock_timestamp() + %s * interval '1 microsecond') "
+            f"+ %s * interval '1 microsecond' WHERE number_id = %s RETURNING next_at",
+            [lead // timedelta(microseconds=1), span // timedelta(microseconds=1), number_id],
         )
         row = cursor.fetchone()
     return row[0] - span if row else None

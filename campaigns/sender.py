@@ -18,9 +18,10 @@ rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
    (campaigns/limits.py, `waiting`); take a turn for each of the rest
    (campaigns/pacing.py);
 3. hand each message to a thread that only talks to the network: it sleeps until the
-   message's turn, passes the process's departure gate, and calls the channel (unless
-   the sender was told to stop meanwhile), with biz_opaque_callback_data naming the
-   recipient and attempt (campaigns/settlement.py);
+   message's turn and calls the channel (unless the sender was told to stop meanwhile),
+   with biz_opaque_callback_data naming the recipient and attempt
+   (campaigns/settlement.py); a message about to be written later than its turn allows
+   is not written, and the task takes it a fresh turn (campaigns/pacing.py);
 4. record the outcomes of the messages answered so far, together: the chats of those
    accepted in one insert, their recipients `sent` in one update. The rare outcomes go
    one by one: `failed` with the error, back to `pending` when Graph throttled the
@@ -50,12 +51,20 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from accounts.models import Organization
-from business_numbers.gateway import ChannelNotConfigured, GatewayError
+from business_numbers.gateway import ChannelNotConfigured, GatewayError, NotWritten
 from business_numbers.selectors import SendingHealth, sending_health
 from campaigns import queries
 from campaigns.limits import admit
 from campaigns.models import Campaign, CampaignStatus, PausedReason, Recipient, RecipientStatus
-from campaigns.pacing import GATE, THROTTLING_CODES, leave_at, slow_down, take_turns
+from campaigns.pacing import (
+    READY,
+    THROTTLING_CODES,
+    on_time,
+    slow_down,
+    take_turns,
+    too_late,
+    wait_for,
+)
 from campaigns.recipients import (
     OPTED_OUT,
     complete_if_done,
@@ -90,6 +99,9 @@ SLICE_SECONDS = 20.0
 HEALTH_EVERY = 0.5
 # A send a stopped sender did not make (the campaign paused or cancelled before its turn).
 NOT_SENT = object()
+# A send not made because its turn had gone by when it was to be written: it takes
+# another (campaigns/pacing.py).
+LATE = object()
 
 
 @dataclass
@@ -104,6 +116,8 @@ class Sender:
     limit: int | None = None
     # Set when the campaign stops running: the sends whose turn has not come do not go.
     stop: threading.Event = field(default_factory=threading.Event)
+    # Sends that missed their turns (the process stalled) and took fresh ones.
+    late: int = 0
 
     @property
     def organization(self) -> Organization:
@@ -230,19 +244,28 @@ def send_until_done(
     every send started is recorded before it returns. Whether the rest was handed over."""
     sender = Sender(campaign=campaign, worker_id=worker_id)
     sender.prepare()
-    rate, size = campaign.rate, batch_size(campaign.rate)
+    rate, threads = campaign.rate, threads_for(campaign.rate)
+    # Turns only for messages a thread is free to wait for: one queued behind a busy
+    # thread would start after its turn, and give it up (campaigns/pacing.py).
+    size = min(batch_size(rate), threads)
     under_way: list[Send] = []
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
     claiming, batches, handed_over, paused = True, 0, False, ""
     checked_at = -math.inf
-    with ThreadPoolExecutor(threads_for(rate), thread_name_prefix="campaign-send") as pool:
+    with ThreadPoolExecutor(threads, thread_name_prefix="campaign-send") as pool:
         while claiming or under_way:
             now = time.monotonic()
             if claiming and batches and until is not None and now >= until:
                 claiming = False  # (a slice sends one batch at least)
                 handed_over = hand_over()
             waiting = sum(not send.left.is_set() for send in under_way)
-            if claiming and ahead_until - now < LOOKAHEAD and waiting < AHEAD_BATCHES * size:
+            busy = sum(not send.future.done() for send in under_way)
+            if (
+                claiming
+                and ahead_until - now < LOOKAHEAD
+                and waiting < AHEAD_BATCHES * size
+                and busy + size <= threads
+            ):
                 if now - checked_at >= HEALTH_EVERY:
                     paused, checked_at = may_send(sender), now
                 if paused:
@@ -261,9 +284,15 @@ def send_until_done(
                 claiming = False
                 if not still_running(campaign.pk):  # paused or cancelled by someone else
                     sender.stop.set()
-            under_way = record_answered(sender, under_way)
+            under_way = record_answered(sender, under_way, pool)
             if under_way or claiming:
                 time.sleep(TICK / 2)
+    if sender.late:
+        logger.info(
+            "Campaign %s: %s sends missed their turns and took later ones",
+            campaign.uuid,
+            sender.late,
+        )
     # Paused once every send under way is answered: after that, none reaches the channel.
     if paused:
         pause(campaign.pk, paused)
@@ -305,20 +334,25 @@ def dispatch(
     )
     if not going:
         return [], None
-    rate = sender.campaign.rate
-    number_id = sender.campaign.number_id
-    turns = take_turns(number_id=number_id, rate=rate, count=len(going))
+    return send_at_turns(sender, [(r, contacts[r.phone]) for r in going], pool)
+
+
+def send_at_turns(
+    sender: Sender, messages: list[tuple[Recipient, Contact]], pool: ThreadPoolExecutor
+) -> tuple[list[Send], datetime]:
+    """A turn each for `messages` (claimed, admitted), each handed to a sending thread;
+    the sends under way and the last turn taken."""
+    turns = take_turns(
+        number_id=sender.campaign.number_id, rate=sender.campaign.rate, count=len(messages)
+    )
     sends = []
-    for recipient, turn in zip(going, turns, strict=True):
-        contact = contacts[recipient.phone]
+    for (recipient, contact), turn in zip(messages, turns, strict=True):
         left = threading.Event()
         future = pool.submit(
             call_channel,
             cast(TemplateSend, sender.template_send),  # prepared: there is no problem
             contact,
             turn,
-            number_id,
-            rate,
             left,
             sender.stop,
             callback_data(recipient),
@@ -331,29 +365,30 @@ def call_channel(
     template_send: TemplateSend,
     contact: Contact,
     turn: datetime,
-    number_id: int,
-    rate: int,
     left: threading.Event,
     stop: threading.Event,
     callback: str,
 ) -> dict | GatewayError | object:
     """In a sending thread, no database: wait for the turn, then call the channel;
-    NOT_SENT when the sender was stopped meanwhile."""
-    departure = leave_at(turn, number_id=number_id, rate=rate)
+    NOT_SENT when the sender was stopped meanwhile, LATE when the turn went by before
+    the request could be written (nothing was)."""
+    wait_for(turn - READY)
     if stop.is_set():
-        GATE.settle(departure)
         return NOT_SENT
-    left.set()
+    if too_late(turn):  # (before the request is made ready: it would not go)
+        return LATE
+    may_write = on_time(turn)
+    left.set()  # from here a failure may have reached the channel, unless NotWritten
     try:
-        return template_send.call(
-            contact, callback_data=callback, on_written=lambda: GATE.written(departure)
-        )
-    finally:
-        GATE.settle(departure)
+        return template_send.call(contact, callback_data=callback, may_write=may_write)
+    except NotWritten:
+        left.clear()
+        return LATE
 
 
-def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
-    """Record the outcomes of the sends answered so far; those still under way."""
+def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecutor) -> list[Send]:
+    """Record the outcomes of the sends answered so far, and send those that came too
+    late for their turns at fresh ones; those still under way."""
     done: list[Send] = []
     waiting: list[Send] = []
     for send in under_way:
@@ -361,10 +396,15 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
     if not done:
         return waiting
     answered: list[Send] = []
+    late: list[tuple[Recipient, Contact]] = []
     for send in done:
         try:
-            if send.future.result() is NOT_SENT:
+            result = send.future.result()
+            if result is NOT_SENT or (result is LATE and sender.stop.is_set()):
                 finish(send.recipient, RecipientStatus.PENDING)  # given back, not sent
+                continue
+            if result is LATE:
+                late.append((send.recipient, send.contact))
                 continue
         except Exception as error:  # a fault of ours, around the call
             if send.left.is_set():
@@ -402,6 +442,9 @@ def record_answered(sender: Sender, under_way: list[Send]) -> list[Send]:
             recipient.chat_id, recipient.contact_id = outcome.chat.pk, send.contact.pk
             sent.append(recipient)
     record_sent(sent)
+    if late:
+        sender.late += len(late)
+        waiting += send_at_turns(sender, late, pool)[0]
     return waiting
 
 

@@ -6,7 +6,6 @@ from django.db import connection
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 from rest_framework.test import APIClient
 
-from campaigns.pacing import GATE
 from tests.factories import OrganizationFactory, issue_token
 
 pytest_plugins = ["tests.channel"]
@@ -65,14 +64,6 @@ def local_memory_cache(settings):
 def stored_files_in_a_temporary_folder(settings, tmp_path):
     """Files a test stores (contacts imports, media) go to its own folder, not var/."""
     settings.MEDIA_ROOT = tmp_path / "media"
-
-
-@pytest.fixture(autouse=True)
-def fresh_departure_gate():
-    """The campaigns' gate counts each organization's recent messages in the process.
-    Organization ids come again from test to test (SQLite reuses them), so a message
-    counted for another test's organization must not hold this one's at the gate."""
-    GATE.departures.clear()
 
 
 @pytest.fixture

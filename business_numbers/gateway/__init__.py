@@ -9,6 +9,7 @@ from business_numbers.gateway.base import (
     Gateway,
     GatewayError,
     MediaTooLarge,
+    NotWritten,
 )
 from business_numbers.gateway.cloud_api import CloudApiGateway
 from business_numbers.gateway.sandbox import SandboxGateway, approved_templates
@@ -21,6 +22,7 @@ __all__ = [
     "Gateway",
     "GatewayError",
     "MediaTooLarge",
+    "NotWritten",
     "SandboxGateway",
     "gateway_for",
 ]

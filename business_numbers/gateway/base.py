@@ -24,6 +24,11 @@ class ChannelNotConfigured(Exception):
         self.detail = detail
 
 
+class NotWritten(Exception):
+    """A send's `may_write` answered no: its request was not written, so nothing of it
+    reached the channel (not a GatewayError: the channel was never asked)."""
+
+
 class FailureKind(StrEnum):
     REFUSED = "refused"  # Graph answered with an error about the message (4xx)
     CREDENTIALS = "credentials"  # Graph rejected our access token or its permissions
@@ -77,11 +82,12 @@ class GatewayError(Exception):
 
 class Gateway(Protocol):
     def send_message(
-        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+        self, payload: dict[str, Any], *, may_write: Callable[[], bool] | None = None
     ) -> dict[str, Any]:
         """Send one Cloud API message payload; return the Cloud API's answer.
-        `on_written`, if given, is called in the calling thread as the message leaves
-        (its request written to the channel), at most once.
+        `may_write`, if given, is asked in the calling thread at the last moment before
+        the request is written to the channel, at most once; when it answers False
+        nothing is written and NotWritten is raised.
 
         The answer always has `messaging_product`, `contacts` (`[{input, wa_id}]`, or
         empty when the channel gave no usable wa_id) and `messages[{id}]` (plus a

@@ -32,36 +32,39 @@ from business_numbers.gateway.base import (
     FailureKind,
     GatewayError,
     MediaTooLarge,
+    NotWritten,
 )
 from messaging_project.core.deadlines import WatchedConnection, deadline
 
 logger = logging.getLogger(__name__)
 
-# What the calling thread wants done the moment its request has been written to the
-# socket (send_message's `on_written`): a campaign's pacing counts a message from there.
-written_hook = threading.local()
+# What the calling thread asks at the last moment before its request is written to the
+# socket (send_message's `may_write`): a campaign's message leaves only while its turn
+# holds (campaigns/pacing.py), so as little as possible may come between the two.
+write_check = threading.local()
 
 
-def request_written() -> None:
-    hook = getattr(written_hook, "call", None)
-    if hook is not None:
-        written_hook.call = None  # once per send, not again on a redirect or retry
-        hook()
-
-
-class CallsWhenWritten:
-    """A urllib3 connection that calls `request_written()` once its request is sent."""
+class AsksBeforeWriting:
+    """A urllib3 connection that asks the thread's `write_check`, once, after it is
+    connected and before any byte of its request is written: NotWritten when it says
+    no (urllib3 then closes the connection, half-begun requests and all)."""
 
     def request(self, *args: Any, **kwargs: Any) -> None:
+        check = getattr(write_check, "may_write", None)
+        if check is not None:
+            write_check.may_write = None  # once per send, not again on a redirect or retry
+            if getattr(self, "sock", None) is None:
+                self.connect()  # type: ignore[attr-defined]  # (HTTPS pools connect before)
+            if not check():
+                raise NotWritten
         super().request(*args, **kwargs)  # type: ignore[misc]
-        request_written()
 
 
-class WrittenHTTPConnection(CallsWhenWritten, WatchedConnection, HTTPConnection):
+class WrittenHTTPConnection(AsksBeforeWriting, WatchedConnection, HTTPConnection):
     pass
 
 
-class WrittenHTTPSConnection(CallsWhenWritten, WatchedConnection, HTTPSConnection):
+class WrittenHTTPSConnection(AsksBeforeWriting, WatchedConnection, HTTPSConnection):
     pass
 
 
@@ -74,8 +77,8 @@ class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
 
 
 class GraphAdapter(HTTPAdapter):
-    """requests' adapter, whose connections call `request_written()` once a request's
-    bytes are on their way (a proxy's connections do not: the hook is then not called)."""
+    """requests' adapter, whose connections ask `write_check` before a request's bytes
+    go (a proxy's connections do not: the check is then not asked)."""
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -248,10 +251,15 @@ class CloudApiGateway:
         return body
 
     def send_message(
-        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+        self, payload: dict[str, Any], *, may_write: Callable[[], bool] | None = None
     ) -> dict[str, Any]:
         url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/messages"
-        written_hook.call = on_written
+        if may_write is not None and environment_settings(origin_of(url))["proxies"]:
+            # A proxy's connections do not ask: asked before the request instead.
+            if not may_write():
+                raise NotWritten
+            may_write = None
+        write_check.may_write = may_write
         try:
             answer = self.request("POST", url, json=payload)
         except GatewayError as error:
@@ -266,7 +274,7 @@ class CloudApiGateway:
             )
             raise
         finally:
-            written_hook.call = None
+            write_check.may_write = None
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else None
         if not (isinstance(first, dict) and is_message_id(first.get("id"))):

@@ -31,7 +31,7 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from business_numbers.gateway.base import FailureKind, GatewayError, MediaTooLarge
+from business_numbers.gateway.base import FailureKind, GatewayError, MediaTooLarge, NotWritten
 from business_numbers.models import MessageTemplate, Number
 
 # Bounded, so that a long-running development server does not grow without end.
@@ -154,7 +154,7 @@ class SandboxGateway:
     templates: frozenset[tuple[str, str]] = frozenset({HELLO_WORLD_KEY})
 
     def send_message(
-        self, payload: dict[str, Any], *, on_written: Callable[[], None] | None = None
+        self, payload: dict[str, Any], *, may_write: Callable[[], bool] | None = None
     ) -> dict[str, Any]:
         if payload.get("type") == "template":
             template = payload.get("template") or {}
@@ -162,8 +162,8 @@ class SandboxGateway:
             language = str((template.get("language") or {}).get("code", ""))
             if (name, language) not in self.templates:
                 raise unknown_template(name, language)
-        if on_written is not None:
-            on_written()
+        if may_write is not None and not may_write():
+            raise NotWritten
         to = str(payload.get("to", ""))
         # A user known only by their business-scoped user id is answered with `user_id`.
         recipient = {"input": to, "wa_id": to}

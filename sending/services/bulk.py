@@ -54,11 +54,12 @@ class TemplateSend:
         contact: Contact,
         *,
         callback_data: str = "",
-        on_written: Callable[[], None] | None = None,
+        may_write: Callable[[], bool] | None = None,
     ) -> Answer:
         """Send to `contact`: the network only, no database. The channel's answer, or
         the GatewayError it gave. `callback_data` names the send for its status webhooks
-        (payloads.with_callback); `on_written` as Gateway.send_message takes it."""
+        (payloads.with_callback); `may_write` as Gateway.send_message takes it (its
+        NotWritten is raised)."""
         message = template_payload(phone=contact.phone, template=self.template)
         payload = addressed(
             with_callback(message, callback_data),
@@ -66,7 +67,7 @@ class TemplateSend:
             user_id=contact.user_id,
         )
         try:
-            return self.gateway.send_message(payload, on_written=on_written)
+            return self.gateway.send_message(payload, may_write=may_write)
         except GatewayError as error:
             return error
 

@@ -1,7 +1,7 @@
 """Sending a campaign in this process: outcomes per recipient, opt-out, throttling,
 cancel, and claims left by a worker that died."""
 
-import threading
+import logging
 import time
 from datetime import timedelta
 
@@ -12,7 +12,7 @@ from django_tasks_db.models import DBTaskResult
 from business_numbers.models import Number
 from campaigns import services
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus, SendPace
-from campaigns.pacing import ensure_pace, take_turns
+from campaigns.pacing import LEAD, LEEWAY, ensure_pace, on_time, take_turns
 from campaigns.recipients import complete_if_done, mark_dead_claims_unknown
 from campaigns.tasks import resume_stalled_campaigns
 from contacts.models import Contact, OptOutWords
@@ -236,10 +236,10 @@ def test_turns_are_one_interval_apart_and_never_in_the_past(org_a):
 
     gaps = [(b - a).total_seconds() for a, b in zip(turns, turns[1:], strict=False)]
     assert all(abs(gap - 1.02 / 5) < 1e-6 for gap in gaps)
-    assert before <= turns[0] <= timezone.now()
+    assert before + LEAD <= turns[0] <= timezone.now() + LEAD
 
 
-def test_a_turn_asked_for_late_starts_now_not_in_the_past(org_a):
+def test_a_turn_asked_for_late_starts_from_now_not_in_the_past(org_a):
     number_id = Number.objects.default_for(org_a).pk
     ensure_pace(number_id=number_id)
     SendPace.objects.filter(pk=number_id).update(next_at=timezone.now() - timedelta(seconds=5))
@@ -247,54 +247,46 @@ def test_a_turn_asked_for_late_starts_now_not_in_the_past(org_a):
 
     [turn] = take_turns(number_id=number_id, rate=50, count=1)
 
-    assert before <= turn <= timezone.now()
+    assert before + LEAD <= turn <= timezone.now() + LEAD
     assert SendPace.objects.get(pk=number_id).next_at == turn + timedelta(seconds=1.02 / 50)
 
 
-def test_the_gate_lets_no_more_than_the_rate_leave_within_its_window(monkeypatch):
-    from campaigns import pacing
+def test_a_turn_holds_for_its_leeway_only():
+    turn = timezone.now()
 
-    gate = pacing.DepartureGate()
-    left = []
-    for _ in range(7):  # a burst after a stall: all of them late
-        gate.settle(gate.leave(1, rate=5))  # (not seen written: counted from the gate)
-        left.append(time.monotonic())
-    gate.leave(2, rate=5)  # another organization's number is not held back
-
-    assert left[4] - left[0] < 0.1
-    assert left[5] - left[0] >= pacing.GATE_WINDOW - 0.001
-    assert left[6] - left[1] >= pacing.GATE_WINDOW - 0.001
+    assert on_time(turn)()
+    assert not on_time(turn - LEEWAY - timedelta(milliseconds=1))()
 
 
-def test_the_gate_counts_a_message_from_when_it_was_written(monkeypatch):
-    """A thread may take a while from the gate to the socket: the window runs from the
-    moment the request was written, and until then the message holds its place."""
-    from campaigns import pacing
+def test_a_send_that_missed_its_turn_is_not_written_and_goes_at_a_fresh_turn(
+    cloud_org, graph, monkeypatch, caplog
+):
+    """A thread that wakes too late for its turn (its process stalled) does not send on
+    it: written then, it could share a second with the turns taken after it, by any
+    worker. It takes a fresh turn, keeps its claim, and goes once."""
+    from campaigns import sender
 
-    monkeypatch.setattr(pacing, "GATE_WINDOW", 0.3)
-    gate = pacing.DepartureGate()
-    first = gate.leave(1, rate=2)
-    gate.settle(gate.leave(1, rate=2))
-    threading.Timer(0.2, gate.written, [first]).start()  # written 0.2 s after the gate
+    on_turn = sender.wait_for
+    stalled: list = []
 
-    started = time.monotonic()
-    gate.leave(1, rate=2)
+    def wake_late(turn):
+        if stalled:
+            return on_turn(turn)
+        stalled.append(turn)  # the first message's thread wakes 50 ms after its turn
+        return on_turn(turn + timedelta(milliseconds=50))
 
-    assert time.monotonic() - started >= 0.2 + 0.3 - 0.01
+    monkeypatch.setattr(sender, "wait_for", wake_late)
+    phones = [f"4915123{n:06d}" for n in range(3)]
+    campaign = services.create_campaign(
+        organization=cloud_org, name="c", template=TEMPLATE, phones=phones, rate=5
+    )
+    with caplog.at_level(logging.INFO, logger="campaigns.sender"):
+        run_tasks()
 
-
-def test_a_message_not_yet_written_holds_its_place_in_the_gate(monkeypatch):
-    from campaigns import pacing
-
-    monkeypatch.setattr(pacing, "GATE_WINDOW", 0.05)
-    gate = pacing.DepartureGate()
-    on_its_way = gate.leave(1, rate=1)
-    threading.Timer(0.3, gate.settle, [on_its_way]).start()  # it never got written
-
-    started = time.monotonic()
-    gate.leave(1, rate=1)
-
-    assert time.monotonic() - started >= 0.3 - 0.01
+    # The late one not written on its turn, and sent once all the same.
+    assert sorted(r.json["to"] for r in sends(graph)) == phones
+    assert set(campaign.recipients.values_list("status", "attempts")) == {(RecipientStatus.SENT, 1)}
+    assert "sends missed their turns and took later ones" in caplog.text
 
 
 def test_a_campaign_is_paced_at_its_rate(api, cloud_org, graph):
@@ -339,9 +331,14 @@ def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
 
 
 def test_a_batch_costs_the_same_statements_whatever_its_size(
-    cloud_org, graph, django_assert_num_queries
+    cloud_org, graph, django_assert_num_queries, monkeypatch
 ):
     from concurrent.futures import ThreadPoolExecutor, wait
+
+    from campaigns import pacing
+
+    # No turn missed on a busy machine: one would be taken again, in statements of its own.
+    monkeypatch.setattr(pacing, "LEEWAY", timedelta(minutes=1))
 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -358,7 +355,7 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
             worker_id="w",
         )
         sender.prepare()  # the channel and the template, once per sender
-        with ThreadPoolExecutor(4) as pool:
+        with ThreadPoolExecutor(20) as pool:  # a thread for each message, as a sender has
             # The claim; the contacts looked up, then (BEGIN, inserted, the live count of
             # their block, endpoints for contact.created, COMMIT); the new conversations
             # (BEGIN, the pace row locked, the recipients messaged today, those started
@@ -380,7 +377,7 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
             # ones) and the day's figures (analytics: one upsert for the batch) [one round
             # trip on PostgreSQL], COMMIT; the recipients sent.
             with django_assert_num_queries(10):
-                assert record_answered(sender, sends) == []
+                assert record_answered(sender, sends, pool) == []
 
     one_batch(PHONES[:1], 1)
     one_batch([f"+49151234561{n:02d}" for n in range(20)], 20)

@@ -61,7 +61,7 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
     cloud_org, graph, tmp_path, settings, stand_in
 ):
     settings.CAMPAIGN_SENDERS = 2
-    env = worker_env(tmp_path, graph, stand_in.url)
+    env = worker_env(tmp_path, graph, stand_in.url, threads=8)  # (threads_for(20), two senders)
     log = tmp_path / "workers.log"
     # Two tasks at a time each: four sender tasks, two for each worker.
     with two_workers(env, log, threads=2) as codes:
@@ -88,8 +88,8 @@ def test_two_workers_sending_two_campaigns_from_one_number_share_its_rate(
         for worker in campaign.recipients.values_list("claimed_by", flat=True)
     }
     assert senders == {"w0", "w1"}, log.read_text()[-3000:]
-    # Both campaigns draw on the number's one schedule: 20 a second together, not 40
-    # (give or take a stalled worker's late messages, as in test_postgres.py: 21 seen).
+    # Both campaigns draw on the number's one schedule: 20 a second together, not 40,
+    # even when a worker stalls (its late messages take fresh turns).
     arrivals = [at for _, at in stand_in.arrivals()]
-    assert busiest_second(arrivals) <= 20 + 2
+    assert busiest_second(arrivals) <= 20, sorted(arrivals)
     assert (len(arrivals) - 1) / (max(arrivals) - min(arrivals)) <= 20

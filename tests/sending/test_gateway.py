@@ -10,6 +10,7 @@ from business_numbers.gateway import (
     CloudApiGateway,
     FailureKind,
     GatewayError,
+    NotWritten,
     SandboxGateway,
     cloud_api,
 )
@@ -211,34 +212,46 @@ def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environmen
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
 
 
-def test_on_written_is_called_once_the_request_is_written_before_the_answer(client, graph):
-    """A campaign's pacing counts a message from the moment its bytes leave: the hook
-    runs after Graph has the request and before its (delayed) answer is back."""
-    written = []
-    graph.reply(200, {"messages": [{"id": "wamid.1"}]}, delay=0.3)
+def test_may_write_is_asked_once_before_the_request_is_written(client, graph):
+    """A campaign's message leaves only while its turn holds: the gateway asks at the
+    last moment before the request's bytes go, once."""
+    asked = []
 
-    started = time.monotonic()
-    client.send_message(PAYLOAD, on_written=lambda: written.append(time.monotonic()))
-    answered = time.monotonic()
+    def may_write():
+        asked.append(len(graph.requests))
+        return True
 
-    assert len(written) == 1
-    assert written[0] - started < 0.25 < answered - started
+    client.send_message(PAYLOAD, may_write=may_write)
+
+    assert asked == [0]  # before Graph had the request
+    assert len(graph.requests) == 1
 
 
-def test_on_written_is_not_called_for_a_request_that_never_left(client, graph):
+def test_a_request_may_write_refuses_is_not_written_and_the_next_one_goes(client, graph):
+    with pytest.raises(NotWritten):
+        client.send_message(PAYLOAD, may_write=lambda: False)
+
+    assert graph.requests == []
+    assert cloud_api.write_check.may_write is None  # nor does it linger for the next request
+    client.send_message(PAYLOAD)  # (the connection, its request half-begun, was closed)
+    assert len(graph.requests) == 1
+
+
+def test_may_write_is_not_asked_for_a_request_that_never_left(client, graph):
     graph.stop()  # nothing listens: the connection is refused
-    written = []
+    asked = []
 
-    with pytest.raises(GatewayError):
-        client.send_message(PAYLOAD, on_written=lambda: written.append(1))
+    with pytest.raises(GatewayError) as refused:
+        client.send_message(PAYLOAD, may_write=lambda: asked.append(1) or True)
 
-    assert written == []
-    assert cloud_api.written_hook.call is None  # nor does it linger for the next request
+    assert asked == []
+    assert not refused.value.may_have_been_sent
+    assert cloud_api.write_check.may_write is None
 
 
-def test_the_sandbox_calls_on_written_as_it_sends():
-    written = []
+def test_the_sandbox_asks_may_write_before_it_sends():
+    sandbox = SandboxGateway(organization_id=1)
 
-    SandboxGateway(organization_id=1).send_message(PAYLOAD, on_written=lambda: written.append(1))
-
-    assert written == [1]
+    with pytest.raises(NotWritten):
+        sandbox.send_message(PAYLOAD, may_write=lambda: False)
+    assert sandbox.send_message(PAYLOAD, may_write=lambda: True)["messages"]
