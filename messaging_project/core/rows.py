@@ -15,8 +15,10 @@ from django.db import models
 
 M = TypeVar("M", bound=models.Model)
 
-# (model, database alias): the converters of each column that has any.
+# (model, database alias): the converters of each column that has any, and the
+# attribute names from_db() takes.
 _converters: dict[tuple[type, str], list[tuple[int, Callable[..., Any]]]] = {}
+_names: dict[type, list[str]] = {}
 
 
 def columns(model: type[models.Model], alias: str) -> str:
@@ -47,11 +49,11 @@ def instance(model: type[M], connection, values: Sequence[Any]) -> M:
             for converter in connection.ops.get_db_converters(field.get_col(table))
             + field.get_db_converters(connection)
         ]
+        _names[model] = [field.attname for field in model._meta.concrete_fields]
     values = list(values)
     for index, convert in _converters[key]:
         values[index] = convert(values[index], None, connection)
-    names = [field.attname for field in model._meta.concrete_fields]
-    return model.from_db(connection.alias, names, values)
+    return model.from_db(connection.alias, _names[model], values)
 
 
 # (model, database alias): the fields an insert writes and its statement.
