@@ -155,3 +155,47 @@ def test_staff_changes_and_sends_at_once_neither_waits_forever_nor_undoes_the_ot
     assert latest - timedelta(seconds=1) < conversation.last_message_at <= latest
     assert conversation.unread == 0
     assert conversation.messages == 11
+
+
+def test_inbound_messages_and_sends_at_once_each_count_once(racing_org):
+    """The count of messages moves in the inbound upsert and in a send's batch-end
+    update: customers writing while the business sends, none lost, none twice."""
+    from tests.channel import set_channel
+    from tests.inbound.conftest import APP_SECRET, deliver, envelope, text_message
+
+    set_channel(racing_org, app_secret=APP_SECRET)
+    assert send(racing_org, "first") == 200
+    start, failures, answers = threading.Barrier(4), [], []
+
+    def writes(name: str):
+        try:
+            start.wait(5)
+            for n in range(5):
+                message = text_message(f"{name} {n}", sender=PHONE.lstrip("+"))
+                answers.append(deliver(racing_org, envelope(message)).status_code)
+        except Exception as error:  # reported below, not lost in the thread
+            failures.append(repr(error))
+        finally:
+            connections.close_all()
+
+    def sends():
+        try:
+            start.wait(5)
+            answers.extend(send(racing_org, f"reply {n}") for n in range(5))
+        except Exception as error:
+            failures.append(repr(error))
+
+    threads = [threading.Thread(target=writes, args=(name,)) for name in ("a", "b")] + [
+        threading.Thread(target=sends) for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    assert failures == []
+    assert answers == [200] * 20
+    conversation = Conversation.objects.get(organization=racing_org)
+    chats = Chat.objects.filter(organization=racing_org)
+    assert chats.count() == 21 == conversation.messages
+    assert conversation.unread == chats.filter(type=ChatType.INBOUND).count() == 10
