@@ -62,3 +62,88 @@ def test_an_insert_that_breaks_a_constraint_raises_as_save_does(org_a):
     with pytest.raises(IntegrityError), transaction.atomic():
         rows.insert(again, connection)
     assert Chat.objects.filter(uuid=first.uuid).count() == 1
+
+
+def loaded_by_the_orm(model, pk) -> dict:
+    row = model.objects.get(pk=pk)
+    return {name: value for name, value in vars(row).items() if name != "_state"}
+
+
+def test_an_instance_is_the_one_the_orm_loads(org_a):
+    """Each column converted as the ORM converts it (JSON, decrypted secrets), the
+    instance loaded from its database and not new."""
+    chat = chat_of(org_a, "wamid.loaded")
+    chat.save()
+    number = Number.objects.default_for(org_a)
+    for model, pk in (
+        (Chat, chat.pk),
+        (Contact, chat.contact_id),
+        (Conversation, chat.conversation_id),
+        (Number, number.pk),
+    ):
+        columns = ", ".join(field.column for field in model._meta.concrete_fields)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {columns} FROM {model._meta.db_table} WHERE id = %s", [pk])  # noqa: S608
+            made = rows.instance(model, connection, cursor.fetchone())
+        assert type(made) is model
+        assert {k: v for k, v in vars(made).items() if k != "_state"} == loaded_by_the_orm(
+            model, pk
+        )
+        assert made._state.adding is False and made._state.db == "default"
+    assert made.access_token == number.access_token  # decrypted, as the ORM's
+
+
+def test_an_instance_loads_its_relations_as_the_orms(org_a, django_assert_num_queries):
+    chat = chat_of(org_a, "wamid.related")
+    chat.save()
+    columns = rows.columns(Chat, "chat")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns} FROM {Chat._meta.db_table} chat WHERE id = %s", [chat.pk])  # noqa: S608
+        made = rows.instance(Chat, connection, cursor.fetchone())
+    with django_assert_num_queries(1):
+        assert made.contact.phone == "+447700900123"
+    with django_assert_num_queries(0):
+        assert made.contact.pk == made.contact_id
+
+
+def test_a_model_with_an_init_receiver_is_made_by_from_db(org_a, monkeypatch):
+    """A receiver of post_init (as an ImageField with dimensions has) still hears each
+    instance made."""
+    from django.db.models.signals import post_init
+
+    heard = []
+
+    def receiver(sender, instance, **kwargs):
+        heard.append(instance.pk)
+
+    monkeypatch.setattr(rows, "_plain", {})  # looked at again, with the receiver in place
+    post_init.connect(receiver, sender=Contact)
+    try:
+        contact = Contact.objects.create(organization=org_a, phone="+447700900124")
+        heard.clear()
+        rows.loaded(
+            Contact, "default", [getattr(contact, f.attname) for f in Contact._meta.concrete_fields]
+        )
+    finally:
+        post_init.disconnect(receiver, sender=Contact)
+    assert heard == [contact.pk]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's loaders")
+def test_timestamps_load_as_djangos_in_utc(org_a):
+    """messaging_project/core/database.py's loader: the same value and tzinfo as Django's
+    own, which it stands in for on a connection in UTC."""
+    from datetime import UTC, datetime
+
+    from messaging_project.core.database import UTCTimestampLoader
+
+    with connection.cursor() as cursor:
+        assert cursor.cursor.adapters.get_loader(1184, 0) is UTCTimestampLoader
+        cursor.execute(
+            "SELECT %s::timestamptz, NULL::timestamptz, '2026-03-29 01:30:00.123456+05:30'::timestamptz",
+            [datetime(2026, 11, 29, 1, 2, 3, 456789, tzinfo=UTC)],
+        )
+        given, nothing, offset = cursor.fetchone()
+    assert given == datetime(2026, 11, 29, 1, 2, 3, 456789, tzinfo=UTC) and given.tzinfo is UTC
+    assert nothing is None
+    assert offset == datetime(2026, 3, 28, 20, 0, 0, 123456, tzinfo=UTC) and offset.tzinfo is UTC
