@@ -1,5 +1,6 @@
 """Database work the ORM does not do: writes that must outlive a lost database
-connection within the request, and several statements sent at once.
+connection within the request, several statements sent at once, and timestamps
+loaded by psycopg's compiled loader.
 
 Once WhatsApp has answered a send, what it said has to be written down: a request
 that loses it answers an error, and the client's retry would send the message again.
@@ -11,9 +12,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
+from psycopg import adapters, postgres
+from psycopg.abc import AdaptContext, Buffer
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 
 logger = logging.getLogger(__name__)
 
@@ -125,3 +131,32 @@ def fetch_together(
             results.append(cursor.fetchall() if cursor.rownumber is not None else [])
             if not cursor.nextset():
                 return results
+
+
+class UTCTimestampLoader(Loader):
+    """psycopg's own timestamptz loader (compiled, with psycopg[binary]) under the
+    `timezone` Django compares with the connection's before each new cursor."""
+
+    timezone = UTC
+    base = adapters.get_loader(postgres.types["timestamptz"].oid, Format.TEXT)
+
+    def __init__(self, oid: int, context: AdaptContext | None = None) -> None:
+        super().__init__(oid, context)
+        assert self.base is not None
+        self._load = self.base(oid, context).load
+
+    def load(self, data: Buffer) -> Any:
+        return self._load(data)
+
+
+def load_timestamps_in_c(sender, connection, **kwargs) -> None:
+    """On a new PostgreSQL connection whose session is in UTC, timestamps loaded by
+    psycopg's own loader. Django registers one of its own, written in Python, to set
+    the time zone it expects: on a page of conversations that was a tenth of the
+    request's CPU. In UTC both give the same value, down to its tzinfo
+    (`datetime.timezone.utc`); in any other time zone Django's stays."""
+    if connection.vendor != "postgresql" or connection.timezone is not UTC:
+        return
+    raw = connection.connection
+    if raw.info.timezone is UTC:
+        raw.adapters.register_loader("timestamptz", UTCTimestampLoader)
