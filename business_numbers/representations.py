@@ -1,5 +1,6 @@
 """Numbers and templates as the API shows them, for the API, the events and the admin."""
 
+from functools import lru_cache
 from typing import Any, cast
 
 from business_numbers.models import MessageTemplate, Number, NumberKind, QualityRating
@@ -27,6 +28,12 @@ KEY_ORDER = [
 KEY_RANK = {key: rank for rank, key in enumerate(KEY_ORDER)}
 
 
+@lru_cache(maxsize=1024)
+def key_order(keys: tuple[str, ...]) -> list[str]:
+    """`keys` in KEY_ORDER; worked out once for each shape: a page of chats repeats a few."""
+    return sorted(keys, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
+
+
 def canonical(value: Any) -> Any:
     """`value` with every object's keys in that order. Copies with its own stack, not by
     recursion: metadata that older code stored unchecked may nest hundreds deep."""
@@ -35,7 +42,7 @@ def canonical(value: Any) -> Any:
     while stack:
         item, parent, slot = stack.pop()
         if isinstance(item, dict):
-            keys = sorted(item, key=lambda key: (KEY_RANK.get(key, len(KEY_ORDER)), key))
+            keys = key_order(tuple(item))
             copied: Any = dict.fromkeys(keys)  # the order is set here, the values below
             stack.extend((item[key], copied, key) for key in keys)
         elif isinstance(item, list):

@@ -117,6 +117,8 @@ class LaravelPagination(BasePagination):
     def around_page(self) -> tuple[str, str]:
         """The page URL before and after its page number. The query string is encoded
         once for all of a response's links; other parameters keep their order."""
+        if not self.request.query_params:  # most pages: nothing to keep but the page
+            return f"{self.path}?{self.page_param}=", ""
         params = self.request.query_params.copy()
         params[self.page_param] = "0"
         pieces = params.urlencode().split("&")  # an encoded value never holds a bare &

@@ -18,6 +18,10 @@ def iso_datetime(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat("T", "microseconds")[:26] + "Z" if value else None
 
 
+# json.dumps() with its own separators makes an encoder for each call.
+COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def json_text(value: Any) -> str | None:
     """A JSON-encoded string field, compact as the reference product writes it."""
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    return None if value is None else COMPACT.encode(value)
