@@ -132,10 +132,11 @@ def event_batch(endpoints: Mapping[int, list[tuple]] | None = None) -> Iterator[
 
 def write_batch(batch: Batch) -> None:
     """Insert the batch's emissions, then execute its deferred statements in the order
-    they were given: one round trip."""
+    they were given, and the commit of an outermost batch: one round trip."""
     if connection.needs_rollback:  # the whole transaction is being rolled back
         return
-    execute_together(emission_inserts(batch.rows) + batch.statements)
+    # The batch's end is its transaction's: an outermost one commits in this round trip.
+    execute_together(emission_inserts(batch.rows) + batch.statements, last=True)
     batch.rows.clear()
     batch.statements.clear()
 
