@@ -1,7 +1,8 @@
 """The figures kept as messages change (docs/analytics.md): a daily rollup of each
 organization's messages per number, billable messages by WhatsApp's pricing category,
-and staff's first responses. Written by the recorded-message listeners
-(analytics/services.py) in the transaction of what they count; never counted from the
+and staff's first responses. The recorded-message listeners (analytics/services.py)
+append the changes as increments in the transaction of what they count; a fold
+(analytics/folding.py) adds them to the rollup exactly once. Never counted from the
 chats on a request."""
 
 from django.conf import settings
@@ -9,10 +10,6 @@ from django.db import models
 
 from business_numbers.models import Number
 from sending.models import Chat, Conversation
-
-# Concurrent webhooks of one number would all wait on the same day's row until their
-# commit: each transaction adds to one of a few slots instead, and reads add them up.
-SLOTS = 8
 
 
 class DailyMessages(models.Model):
@@ -24,7 +21,6 @@ class DailyMessages(models.Model):
     )
     number = models.ForeignKey(Number, on_delete=models.CASCADE, related_name="+")
     day = models.DateField()
-    slot = models.PositiveSmallIntegerField(default=0)
     outbound = models.BigIntegerField(default=0)
     sent = models.BigIntegerField(default=0)
     delivered = models.BigIntegerField(default=0)
@@ -35,7 +31,7 @@ class DailyMessages(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["organization", "day", "number", "slot"], name="daily_messages_key"
+                fields=["organization", "day", "number"], name="daily_messages_key"
             )
         ]
 
@@ -52,19 +48,45 @@ class DailyBillable(models.Model):
     number = models.ForeignKey(Number, on_delete=models.CASCADE, related_name="+")
     day = models.DateField()
     category = models.CharField(max_length=64)
-    slot = models.PositiveSmallIntegerField(default=0)
     messages = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["organization", "day", "number", "category", "slot"],
+                fields=["organization", "day", "number", "category"],
                 name="daily_billable_key",
             )
         ]
 
     def __str__(self) -> str:
         return f"{self.day} {self.category}: {self.messages}"
+
+
+class Increment(models.Model):
+    """A change of one day's figures of one number, recorded with what it counts and not
+    folded into DailyMessages and DailyBillable yet: the counters' changes, or a message
+    WhatsApp priced as billable (`chat`, `category`; claimed once when folded).
+
+    Appended, never updated: the webhooks of one number write no row they share, where
+    adding to the day's row made each wait for the others' commits and rewrite it. No
+    foreign key constraint or index beyond the key: each would cost every webhook a
+    look-up; the fold drops the increments of numbers and chats deleted since."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization_id = models.BigIntegerField()
+    number_id = models.BigIntegerField()
+    day = models.DateField()
+    outbound = models.IntegerField(db_default=0)
+    sent = models.IntegerField(db_default=0)
+    delivered = models.IntegerField(db_default=0)
+    read = models.IntegerField(db_default=0)
+    failed = models.IntegerField(db_default=0)
+    inbound = models.IntegerField(db_default=0)
+    chat_id = models.BigIntegerField(null=True)
+    category = models.CharField(max_length=64, db_default="")
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.number_id}: increment {self.pk}"
 
 
 class BilledMessage(models.Model):

@@ -1,11 +1,8 @@
-"""The rollup's hand-written SQL: each batch's increments in one upsert statement (the
-ORM's upsert can only set columns to the values offered, not add to them), run at the
-end of the event batch (events.services.at_batch_end), and the billable messages claimed
-once and counted in one more. Runs on PostgreSQL and SQLite alike; on PostgreSQL a
-billing is a single statement."""
+"""The rollup's hand-written SQL: the increments appended by the recorded-message
+listeners in one insert at the end of the event batch (events.services.at_batch_end),
+taken back by the fold, and the fold's upserts (the ORM's upsert can only set columns
+to the values offered, not add to them). Runs on PostgreSQL and SQLite alike."""
 
-import os
-import threading
 from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
@@ -13,152 +10,142 @@ from functools import lru_cache
 from django.db import connection
 
 from analytics.models import (
-    SLOTS,
     Awaiting,
     BilledMessage,
     DailyBillable,
     DailyMessages,
     DailyStaffMessages,
+    Increment,
 )
 from events.services import at_batch_end
+from messaging_project.core.database import Statement, execute_together
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
 Names = tuple[str, ...]  # a table's columns
+MessageKey = tuple[int, date, int]  # organization, day, number
+
+COUNTED = ("organization_id", "day", "number_id", *MESSAGE_COUNTERS)
+BILLED = ("organization_id", "day", "number_id", "chat_id", "category")
+TAKEN = (*COUNTED, "chat_id", "category")
 
 
-_slots = threading.local()
-
-
-def slot() -> int:
-    """This process and thread's slot of the day's rows: concurrent transactions add to
-    different rows instead of queueing on one. Worked out once per thread."""
-    mine = getattr(_slots, "slot", None)
-    if mine is None:
-        mine = _slots.slot = hash((os.getpid(), threading.get_ident())) % SLOTS
-    return mine
+@lru_cache(maxsize=256)
+def insert_sql(table: str, columns: Names, count: int) -> str:
+    """INSERT of `count` rows of `columns`, written once: building it for each batch
+    cost more of the webhook's CPU than PostgreSQL took to run it."""
+    quote = connection.ops.quote_name
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    return (
+        f"INSERT INTO {table} ({', '.join(quote(name) for name in columns)}) "  # noqa: S608
+        f"VALUES {', '.join([one] * count)}"
+    )
 
 
 @lru_cache(maxsize=256)
 def upsert_sql(table: str, keys: Names, counters: Names, count: int) -> str:
-    """The statement of add() for `count` rows, written once: building it for each batch
-    cost more of the webhook's CPU than PostgreSQL took to run it."""
+    """insert_sql, adding the counters to a row of the same keys (add())."""
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(name) for name in (*keys, *counters))
-    one = "(" + ", ".join(["%s"] * (len(keys) + len(counters))) + ")"
     increments = ", ".join(
         f"{quote(name)} = {table}.{quote(name)} + excluded.{quote(name)}" for name in counters
     )
     return (
-        f"INSERT INTO {table} ({columns}) VALUES {', '.join([one] * count)} "  # noqa: S608
+        f"{insert_sql(table, (*keys, *counters), count)} "
         f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO UPDATE SET {increments}"
     )
 
 
-def add(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> None:
+def append(columns: Names, rows: list[tuple]) -> None:
+    """Append increments (`rows` of `columns`) at the end of the recording transaction's
+    event batch, in the round trip of its other statements and its commit."""
+    if rows:
+        sql = insert_sql(Increment._meta.db_table, columns, len(rows))
+        at_batch_end(sql, [value for row in rows for value in row])
+
+
+def append_counts(deltas: dict[MessageKey, list[int]]) -> None:
+    """Increments of MESSAGE_COUNTERS, by (organization, day, number)."""
+    append(COUNTED, [(*key, *counts) for key, counts in deltas.items() if any(counts)])
+
+
+def append_billable(billable: dict[int, tuple[str, MessageKey]]) -> None:
+    """Billable messages (chat id: pricing category and the chat's key), to be claimed
+    once each when folded."""
+    append(
+        BILLED,
+        [(*key, chat_id, category) for chat_id, (category, key) in sorted(billable.items())],
+    )
+
+
+def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
+    """Delete up to `limit` of the oldest increments (of one organization, or all) and
+    return them as TAKEN: a concurrent take waits for the rows this one deleted and
+    finds them gone, so each increment is taken once, by the transaction that adds it
+    to the rollup."""
+    table, quote = Increment._meta.db_table, connection.ops.quote_name
+    scope, params = ("", [])
+    if organization_id is not None:
+        scope, params = "WHERE organization_id = %s ", [organization_id]
+    sql = (
+        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} {scope}"  # noqa: S608
+        f"ORDER BY id LIMIT %s) RETURNING {', '.join(quote(name) for name in TAKEN)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, limit])
+        return cursor.fetchall()
+
+
+def upsert(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> Statement | None:
     """INSERT ... ON CONFLICT (keys) DO UPDATE SET counter = counter + excluded.counter,
-    for `rows` of (keys..., counters...), in key order (concurrent batches lock the rows
-    they share in one order)."""
+    for `rows` of (keys..., counters...), in key order (concurrent transactions lock the
+    rows they share in one order); None without rows."""
     ordered = sorted(rows)
     if not ordered:
-        return
+        return None
     sql = upsert_sql(table, keys, counters, len(ordered))
-    # At the end of the recording transaction's event batch: the slot's row is locked for
-    # the commit only, and the statement shares a round trip with the batch's others.
-    at_batch_end(sql, [value for row in ordered for value in row])
+    return sql, [value for row in ordered for value in row]
 
 
-def add_messages(deltas: dict[tuple[int, date, int], list[int]]) -> None:
-    """Add to DailyMessages: `deltas` by (organization, day, number), MESSAGE_COUNTERS'
-    increments each."""
-    mine = slot()
-    add(
+def add_messages(deltas: dict[MessageKey, list[int]]) -> None:
+    """Add to DailyMessages: `deltas` by (organization, day, number)."""
+    statement = upsert(
         DailyMessages._meta.db_table,
-        ("organization_id", "day", "number_id", "slot"),
+        ("organization_id", "day", "number_id"),
         MESSAGE_COUNTERS,
-        (
-            (organization, day, number, mine, *counts)
-            for (organization, day, number), counts in deltas.items()
-            if any(counts)
-        ),
+        ((*key, *counts) for key, counts in deltas.items() if any(counts)),
     )
+    if statement:
+        execute_together([statement])
 
 
 def add_billable(deltas: dict[tuple[int, date, int, str], int]) -> None:
     """Add to DailyBillable: `deltas` by (organization, day, number, category)."""
-    mine = slot()
-    add(
+    statement = upsert(
         DailyBillable._meta.db_table,
-        ("organization_id", "day", "number_id", "category", "slot"),
+        ("organization_id", "day", "number_id", "category"),
         ("messages",),
-        ((*key, mine, count) for key, count in deltas.items() if count),
+        ((*key, count) for key, count in deltas.items() if count),
     )
+    if statement:
+        execute_together([statement])
 
 
 def add_staff_messages(deltas: dict[tuple[int, date, int], int]) -> None:
-    """Add to DailyStaffMessages: `deltas` by (organization, day, staff member)."""
-    add(
+    """Add to DailyStaffMessages: `deltas` by (organization, day, staff member), at the
+    end of the event batch (the inbox's sends: rare beside the API's)."""
+    statement = upsert(
         DailyStaffMessages._meta.db_table,
         ("organization_id", "day", "staff_id"),
         ("messages",),
         ((*key, count) for key, count in deltas.items() if count),
     )
-
-
-def bill(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
-    """Record the billable messages of `billable` (chat id: pricing category and the
-    chat's (organization, day, number)) and count in DailyBillable the ones recorded
-    now: a chat billed before (its earlier status's pricing, or a concurrent delivery's)
-    counts no more. One statement on PostgreSQL (the status webhook's hot path), run at
-    the end of the event batch with the rollup's, two elsewhere."""
-    if not billable:
-        return
-    if connection.vendor == "postgresql":
-        bill_in_one_statement(billable)
-        return
-    deltas: dict[tuple[int, date, int, str], int] = {}
-    for chat_id in claim_billed({chat_id: category for chat_id, (category, _) in billable.items()}):
-        category, (organization, day, number) = billable[chat_id]
-        found = (organization, day, number, category)
-        deltas[found] = deltas.get(found, 0) + 1
-    add_billable(deltas)
-
-
-def bill_in_one_statement(billable: dict[int, tuple[str, tuple[int, date, int]]]) -> None:
-    """bill() as one data-modifying WITH: the claims inserted, and the rows claimed now
-    counted by day, number and category."""
-    offered = sorted(
-        (chat_id, category, organization, day, number)
-        for chat_id, (category, (organization, day, number)) in billable.items()
-    )
-    # Nothing to read back: it waits for the batch's end with the rollup's upsert, and
-    # shares its round trip.
-    at_batch_end(billing_sql(len(offered)), [value for row in offered for value in row] + [slot()])
-
-
-@lru_cache(maxsize=256)
-def billing_sql(count: int) -> str:
-    """bill_in_one_statement's statement for `count` messages, written once."""
-    table, claims = DailyBillable._meta.db_table, BilledMessage._meta.db_table
-    return (
-        "WITH offered (chat_id, category, organization_id, day, number_id) AS (VALUES "  # noqa: S608
-        f"{', '.join(['(%s, %s, %s, %s::date, %s)'] * count)}), "
-        f"claimed AS (INSERT INTO {claims} (chat_id, category) "
-        "SELECT chat_id, category FROM offered ORDER BY chat_id "
-        "ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id) "
-        f"INSERT INTO {table} (organization_id, day, number_id, category, slot, messages) "
-        "SELECT organization_id, day, number_id, category, %s, count(*) "
-        "FROM claimed JOIN offered USING (chat_id) "
-        "GROUP BY organization_id, day, number_id, category "
-        "ORDER BY organization_id, day, number_id, category "
-        "ON CONFLICT (organization_id, day, number_id, category, slot) "
-        f"DO UPDATE SET messages = {table}.messages + excluded.messages"
-    )
+    if statement:
+        at_batch_end(*statement)
 
 
 def claim_billed(categories: dict[int, str]) -> set[int]:
     """Record the billable messages of `categories` (chat id: pricing category) and return
     the chats recorded now: a chat counted before (its earlier status's pricing, or a
-    concurrent delivery's) is not returned again."""
+    concurrent fold's) is not returned again."""
     if not categories:
         return set()
     table = BilledMessage._meta.db_table

@@ -76,7 +76,7 @@ def from_chats() -> Figures:
 
 
 def kept() -> Figures:
-    """The figures as the rollup holds them (its slots added up)."""
+    """The figures as the rollup holds them (folded: analytics/folding.py)."""
     figures = Figures()
     sums = {name: Sum(name) for name in MESSAGE_COUNTERS}
     rows = DailyMessages.objects.values_list("organization_id", "day", "number_id").annotate(**sums)
@@ -107,7 +107,7 @@ def compare(live: Figures, rebuilt: Figures) -> Differences:
 
 @transaction.atomic
 def repair(rebuilt: Figures, differences: Differences) -> None:
-    """Replace the rows of each differing day with the rebuilt figures (in slot 0)."""
+    """Replace the rows of each differing day with the rebuilt figures."""
     for organization, day, number in differences.messages:
         DailyMessages.objects.filter(
             organization_id=organization, day=day, number_id=number

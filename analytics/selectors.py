@@ -1,6 +1,6 @@
 """The figures read: days of the rollup, a campaign's report from its own rows, and
 staff's figures (docs/analytics.md). The daily figures read only the rollup, whatever
-the number of chats."""
+the number of chats, once the organization's increments are folded into it."""
 
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from accounts.models import Organization
+from analytics.folding import fold
 from analytics.models import (
     BilledMessage,
     DailyBillable,
@@ -42,8 +43,9 @@ def days_between(start: date, end: date) -> list[date]:
 def messages_per_day(
     *, organization: Organization, start: date, end: date, number: Number | None = None
 ) -> list[Day]:
-    """Each UTC day from `start` to `end`, both included, days with nothing too: two
-    queries over the rollup."""
+    """Each UTC day from `start` to `end`, both included, days with nothing too: the
+    organization's increments folded, then two queries over the rollup."""
+    fold(organization.pk)
     scope = Q(organization=organization, day__gte=start, day__lte=end)
     if number is not None:
         scope &= Q(number=number)
@@ -84,7 +86,9 @@ SENT_UP = [ChatStatus.SENT, ChatStatus.DELIVERED, ChatStatus.READ, ChatStatus.PL
 
 def campaign_report(campaign: Campaign) -> CampaignReport:
     """A campaign's figures from its own recipients and their chats: three queries,
-    each over the campaign's rows through their indexes (a campaign is bounded)."""
+    each over the campaign's rows through their indexes (a campaign is bounded), once
+    the organization's billable messages are folded (claimed)."""
+    fold(campaign.organization_id)
     recipients = Recipient.objects.filter(campaign=campaign)
     replied = Chat.objects.filter(
         contact_id=OuterRef("chat__contact_id"),

@@ -1,7 +1,7 @@
 """The figures kept as messages change: listeners of sending's recorded messages and
-statuses (sending/recorded.py), each adding a batch's increments in one statement in the
-transaction of what it counts (analytics/queries.py), and the rebuild that recomputes
-them from the chats (analytics_rebuild).
+statuses (sending/recorded.py), each appending a batch's increments in one statement in
+the transaction of what it counts (analytics/queries.py), which the fold adds to the
+rollup (analytics/folding.py).
 
 An outbound message counts on the UTC day it was created, at the status it has now: a
 read one counts as sent, delivered and read; a failed one as failed only. A status moves
@@ -18,10 +18,10 @@ from django.utils import timezone
 from analytics.models import Awaiting, FirstResponse
 from analytics.queries import (
     MESSAGE_COUNTERS,
-    add_messages,
     add_staff_messages,
+    append_billable,
+    append_counts,
     await_staff,
-    bill,
 )
 from sending.models import Chat, ChatStatus, ChatType
 from sending.recorded import (
@@ -70,7 +70,7 @@ def on_messages_in(record: MessagesIn) -> None:
         deltas[key(chat)] = added(
             deltas.get(key(chat), [0] * len(MESSAGE_COUNTERS)), counters(inbound=1)
         )
-    add_messages(deltas)
+    append_counts(deltas)
 
 
 def on_messages_out(record: MessagesOut) -> None:
@@ -80,7 +80,7 @@ def on_messages_out(record: MessagesOut) -> None:
             deltas.get(key(chat), [0] * len(MESSAGE_COUNTERS)),
             counters(outbound=1, status=chat.status),
         )
-    add_messages(deltas)
+    append_counts(deltas)
     by_staff = [
         chat for chat in record.chats if chat.created_by and chat.status != ChatStatus.FAILED
     ]
@@ -108,7 +108,7 @@ def on_statuses_moved(record: StatusesMoved) -> None:
         found = key(chat)
         total = deltas.get(found)
         deltas[found] = list(change) if total is None else added(total, list(change))
-    add_messages(deltas)
+    append_counts(deltas)
 
 
 def billable_category(pricing) -> str | None:
@@ -120,7 +120,8 @@ def billable_category(pricing) -> str | None:
 
 
 def on_statuses_recorded(record: StatusesRecorded) -> None:
-    """Billable messages, once each: WhatsApp repeats the pricing on every status."""
+    """Billable messages: WhatsApp repeats the pricing on every status, and the fold
+    counts each message once."""
     billable: dict[int, tuple[str, tuple[int, date, int]]] = {}
     for update in record.updates:
         category = billable_category(update.pricing)
@@ -128,7 +129,7 @@ def on_statuses_recorded(record: StatusesRecorded) -> None:
         if category is None or chat is None or chat.type != ChatType.OUTBOUND:
             continue
         billable.setdefault(chat.pk, (category, key(chat)))
-    bill(billable)
+    append_billable(billable)
 
 
 def on_conversations_changed(record: ConversationsChanged) -> None:

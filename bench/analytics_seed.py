@@ -2,8 +2,8 @@
 
 Run by bench/analytics.py as `python -m bench.analytics_seed SIZES_JSON`: an organization
 with two numbers whose rollup holds `chats` messages over the last `days` days, written
-straight into the rollup's rows (every slot of every day and number, four billable
-categories), as the live listeners would have left them. The chats themselves are not
+straight into the rollup's rows (every day and number, four billable categories), as
+the fold would have left them. The chats themselves are not
 written: the API reads the rollup only, so their number changes nothing it does.
 """
 
@@ -18,25 +18,22 @@ django.setup()
 
 from django.db import connection, transaction  # noqa: E402
 
-from analytics.models import SLOTS  # noqa: E402
 from bench.seed import organization  # noqa: E402
 from business_numbers.models import Number  # noqa: E402
 
-# Each (day, number, slot) row's share of the chats: a tenth inbound, the rest outbound
+# Each (day, number) row's share of the chats: a tenth inbound, the rest outbound
 # at their furthest status.
 MESSAGES_SQL = """
-INSERT INTO analytics_dailymessages (organization_id, number_id, day, slot, outbound, sent,
+INSERT INTO analytics_dailymessages (organization_id, number_id, day, outbound, sent,
     delivered, read, failed, inbound)
-SELECT %(org)s, number_id, current_date - d, s, %(each)s * 9 / 10, %(each)s * 88 / 100,
+SELECT %(org)s, number_id, current_date - d, %(each)s * 9 / 10, %(each)s * 88 / 100,
     %(each)s * 8 / 10, %(each)s / 2, %(each)s / 50, %(each)s / 10
-FROM generate_series(0, %(days)s - 1) AS d, generate_series(0, %(slots)s - 1) AS s,
-    unnest(%(numbers)s::bigint[]) AS number_id
+FROM generate_series(0, %(days)s - 1) AS d, unnest(%(numbers)s::bigint[]) AS number_id
 """
 BILLABLE_SQL = """
-INSERT INTO analytics_dailybillable (organization_id, number_id, day, category, slot, messages)
-SELECT %(org)s, number_id, current_date - d, category, s, %(each)s / 5
-FROM generate_series(0, %(days)s - 1) AS d, generate_series(0, %(slots)s - 1) AS s,
-    unnest(%(numbers)s::bigint[]) AS number_id,
+INSERT INTO analytics_dailybillable (organization_id, number_id, day, category, messages)
+SELECT %(org)s, number_id, current_date - d, category, %(each)s / 5
+FROM generate_series(0, %(days)s - 1) AS d, unnest(%(numbers)s::bigint[]) AS number_id,
     unnest(ARRAY['marketing', 'utility', 'authentication', 'service']) AS category
 """
 
@@ -48,12 +45,11 @@ def main() -> None:
         first = Number.objects.default_for(org)
         second = Number.objects.create(organization=org, label="Second", kind="sandbox")
         numbers = [first.pk, second.pk]
-        rows = sizes["days"] * SLOTS * len(numbers)
+        rows = sizes["days"] * len(numbers)
         values = {
             "org": org.pk,
             "numbers": numbers,
             "days": sizes["days"],
-            "slots": SLOTS,
             "each": sizes["chats"] // rows,
         }
         cursor.execute(MESSAGES_SQL, values)

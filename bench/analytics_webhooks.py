@@ -26,7 +26,7 @@ from pathlib import Path
 from bench.load import paired_ratio, summarize, wrk_once
 from bench.payloads import delivery, message_body, signature
 from bench.report import target
-from bench.stack import Stack, log
+from bench.stack import PYTHON, Stack, log
 
 CONFIG = {"rounds": 6, "round_s": 4}
 QUICK = {"rounds": 2, "round_s": 1}
@@ -57,6 +57,8 @@ with connection.cursor() as cursor:
                                 "conversation": conversation}})
 print(json.dumps({{"uuid": str(org.uuid)}}))
 """
+
+FOLD = "from analytics.folding import fold; fold()"
 
 # WhatsApp's pricing on a billable message's status (Cloud API webhook reference).
 PRICING = {"billable": True, "pricing_model": "PMP", "category": "marketing", "type": "regular"}
@@ -161,6 +163,8 @@ def run(template: str, quick: bool) -> dict:
                     runs[(kind, side)].append(loads[side].measure(kind, seconds))
         for stack in (on, off):
             stack.wait_drained("after the rounds")
+        # The increments the worker has not folded yet, folded as a read would.
+        on.run([PYTHON, "manage.py", "shell", "-c", FOLD])
         counted = on.sql(
             "SELECT coalesce(sum(sent), 0), coalesce(sum(inbound), 0) FROM analytics_dailymessages"
         )

@@ -1,7 +1,7 @@
-"""The rollup under concurrent transactions (PostgreSQL): status webhooks, sends and
-inbound messages of one organization and number at once, each transaction taking a
-day's row lock late, after the chats it moved. The figures come out exact, and no
-transaction deadlocks (PostgreSQL would abort one: a 500, or a send raising)."""
+"""The figures under concurrent transactions (PostgreSQL): status webhooks, sends and
+inbound messages of one organization and number at once, and folds running beside
+them. The figures come out exact, and no transaction deadlocks (PostgreSQL would abort
+one: a 500, or a send raising)."""
 
 import random
 import threading
@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, connections
 
-from analytics import queries
-from analytics.models import DailyMessages
+from analytics.folding import fold
+from analytics.models import DailyMessages, Increment
 from tests.analytics.conftest import MARKETING, send, totals
 from tests.inbound.conftest import deliver, envelope, status, statuses, text_message
 
@@ -49,17 +49,20 @@ def status_deliveries(name: str) -> list[dict]:
     return [envelope(statuses(*items[i : i + 3])) for i in range(0, len(items), 3)]
 
 
-@pytest.mark.parametrize("one_slot", [False, True], ids=["slots", "one-row"])
-def test_concurrent_statuses_sends_and_messages_count_exactly(webhook_org, monkeypatch, one_slot):
-    if one_slot:  # every transaction on the same row: the most contention there can be
-        monkeypatch.setattr(queries, "slot", lambda: 0)
+FOLDERS = 2  # each folds again and again while the others write
+
+
+def test_concurrent_statuses_sends_messages_and_folds_count_exactly(webhook_org):
     for n in range(CHATS):
         send(webhook_org, wam_id=f"wamid.R{n}")
     jobs = [lambda name=name: post_all(status_deliveries(name)) for name in STATUS_THREADS]
     jobs += [lambda s=s: send_all(s) for s in range(SENDERS)]
     jobs += [lambda t=t: post_all(messages(t)) for t in range(INBOUND_THREADS)]
+    writers = len(jobs)
+    jobs += [lambda: fold_until_written() for _ in range(FOLDERS)]
     barrier = threading.Barrier(len(jobs))
     answers: list[int] = []
+    finished: list[object] = []
     failures: list[BaseException] = []
 
     def post_all(payloads: list[dict]) -> None:
@@ -69,6 +72,10 @@ def test_concurrent_statuses_sends_and_messages_count_exactly(webhook_org, monke
     def send_all(sender: int) -> None:
         for n in range(SENDS_EACH):
             send(webhook_org, wam_id=f"wamid.S{sender}.{n}")
+
+    def fold_until_written() -> None:
+        while len(finished) < writers:
+            fold(webhook_org.pk)
 
     def messages(thread: int) -> list[dict]:
         return [
@@ -85,6 +92,8 @@ def test_concurrent_statuses_sends_and_messages_count_exactly(webhook_org, monke
         except BaseException as error:  # a deadlock aborts a send with an exception
             failures.append(error)
         finally:
+            if jobs.index(job) < writers:
+                finished.append(job)
             connections.close_all()
 
     threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
@@ -106,6 +115,6 @@ def test_concurrent_statuses_sends_and_messages_count_exactly(webhook_org, monke
         "inbound": INBOUND_THREADS * MESSAGES_EACH,
         "billable": {"marketing": CHATS},  # every chat priced by several statuses, once
     }
-    if one_slot:
-        assert DailyMessages.objects.count() == 1
+    assert not Increment.objects.exists()
+    assert DailyMessages.objects.count() == 1  # one day of one number
     call_command("analytics_rebuild", "--check")  # raises when they differ

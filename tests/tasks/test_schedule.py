@@ -18,8 +18,12 @@ CLEAN_UPS = {
     "messaging_project.worker.tasks.purge_bookkeeping": timedelta(days=1),
     "events.tasks.prune_deliveries": timedelta(days=1),
 }
-# Not a clean-up: the minutely look for campaigns left without a sender (campaigns/tasks.py).
-OTHERS = {"campaigns.tasks.resume_campaigns": timedelta(minutes=1)}
+# Not clean-ups: the minutely look for campaigns left without a sender (campaigns/tasks.py)
+# and the fold of the figures' increments (analytics/tasks.py).
+OTHERS = {
+    "campaigns.tasks.resume_campaigns": timedelta(minutes=1),
+    "analytics.tasks.fold_increments": timedelta(minutes=1),
+}
 NOON = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
 

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from analytics.folding import fold
 from analytics.rebuild import compare, from_chats, kept, repair
 
 
@@ -18,6 +19,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, check: bool = False, **options):
+        fold()  # every increment appended so far in the rollup, before comparing
         rebuilt = from_chats()
         differences = compare(kept(), rebuilt)
         for name in ("messages", "billable", "staff"):

@@ -1,0 +1,79 @@
+"""The increments the listeners append (analytics/services.py) added to the rollup: by
+the worker once a minute (analytics/tasks.py), and for one organization just before its
+figures are read, so that a read counts everything committed before it.
+
+Exactly once: the fold deletes the increments it takes in the transaction that adds
+them to the rollup (queries.take_increments), so two folds at once (two workers, a
+worker and a read) take each increment once between them, and a fold that fails adds
+nothing and takes nothing.
+"""
+
+from collections import defaultdict
+from datetime import date
+
+from django.db import transaction
+
+from analytics.queries import (
+    MESSAGE_COUNTERS,
+    MessageKey,
+    add_billable,
+    add_messages,
+    claim_billed,
+    take_increments,
+)
+from business_numbers.models import Number
+from sending.models import Chat
+
+# Increments taken per transaction: a minute of a busy number's statuses in a few.
+BATCH = 5000
+
+
+def fold(organization_id: int | None = None) -> int:
+    """Add every increment (of one organization, or all) to the rollup; how many."""
+    folded = 0
+    while True:
+        # Inside a caller's transaction, in it: a failure fails the caller's too.
+        with transaction.atomic(savepoint=False):
+            taken = take_increments(organization_id, BATCH)
+            add_to_rollup(taken)
+        if not taken:
+            return folded
+        folded += len(taken)
+
+
+def add_to_rollup(taken: list[tuple]) -> None:
+    """Add increments (queries.TAKEN) to DailyMessages and DailyBillable: each billable
+    message counted on its first claim only. The increments of numbers and chats deleted
+    since they were appended are dropped with them."""
+    if not taken:
+        return
+    numbers = set(
+        Number._base_manager.filter(pk__in={row[2] for row in taken}).values_list("pk", flat=True)
+    )
+    counts: dict[MessageKey, list[int]] = {}
+    billable: dict[int, tuple[str, MessageKey]] = {}
+    width = len(MESSAGE_COUNTERS)
+    for organization, day, number, *rest in taken:
+        if number not in numbers:
+            continue
+        key = (organization, as_date(day), number)
+        changes, (chat_id, category) = rest[:width], rest[width:]
+        if any(changes):
+            total = counts.setdefault(key, [0] * width)
+            counts[key] = [a + b for a, b in zip(total, changes, strict=True)]
+        if chat_id is not None:
+            billable.setdefault(chat_id, (category, key))
+    if billable:
+        live = Chat._base_manager.filter(pk__in=list(billable)).values_list("pk", flat=True)
+        claimed = claim_billed({chat_id: billable[chat_id][0] for chat_id in live})
+        by_category: dict[tuple[int, date, int, str], int] = defaultdict(int)
+        for chat_id in claimed:
+            category, key = billable[chat_id]
+            by_category[(*key, category)] += 1
+        add_billable(by_category)
+    add_messages(counts)
+
+
+def as_date(day: date | str) -> date:
+    """A day as the database returned it: SQLite's raw cursor gives the ISO text."""
+    return date.fromisoformat(day) if isinstance(day, str) else day

@@ -1,0 +1,117 @@
+"""The fold: the increments the webhooks and sends append, added to the rollup exactly
+once, by the worker each minute and by a read for its organization."""
+
+from datetime import timedelta
+
+import pytest
+
+from accounts.models import Organization
+from analytics import folding
+from analytics.folding import fold
+from analytics.models import BilledMessage, DailyBillable, DailyMessages, Increment
+from analytics.tasks import fold_increments
+from messaging_project.worker.schedule import jobs
+from tests.analytics.conftest import MARKETING, send, totals
+from tests.factories import OrganizationFactory
+from tests.inbound.conftest import deliver, envelope, status, statuses, text_message
+
+pytestmark = pytest.mark.django_db
+
+
+def rollup() -> list[tuple]:
+    return list(
+        DailyMessages.objects.order_by("organization_id").values_list(
+            "organization_id", "outbound", "sent", "delivered", "read", "failed", "inbound"
+        )
+    )
+
+
+def test_a_fold_adds_each_increment_once(webhook_org):
+    send(webhook_org, wam_id="wamid.A1")
+    deliver(webhook_org, envelope(statuses(status("wamid.A1", "sent", 100, pricing=MARKETING))))
+    deliver(webhook_org, envelope(text_message("hi", wam_id="wamid.IN1")))
+    appended = Increment.objects.count()
+    assert appended == 4  # the send, the move, the billable message, the inbound message
+    assert fold() == appended
+    assert not Increment.objects.exists()
+    assert rollup() == [(webhook_org.pk, 1, 1, 0, 0, 0, 1)]
+    assert fold() == 0
+    assert rollup() == [(webhook_org.pk, 1, 1, 0, 0, 0, 1)]
+    assert DailyBillable.objects.get().messages == 1
+
+
+def test_a_read_folds_its_own_organization_only(webhook_org):
+    other = OrganizationFactory()
+    send(other, wam_id="wamid.B1")
+    send(webhook_org, wam_id="wamid.A1")
+    assert totals(webhook_org)["outbound"] == 1
+    assert list(Increment.objects.values_list("organization_id", flat=True)) == [other.pk]
+    assert totals(other)["outbound"] == 1
+    assert not Increment.objects.exists()
+
+
+def test_a_billable_message_counts_once_across_folds(webhook_org):
+    send(webhook_org, wam_id="wamid.A1")
+    deliver(webhook_org, envelope(statuses(status("wamid.A1", "sent", 100, pricing=MARKETING))))
+    fold()
+    deliver(
+        webhook_org, envelope(statuses(status("wamid.A1", "delivered", 200, pricing=MARKETING)))
+    )
+    fold()
+    assert totals(webhook_org)["billable"] == {"marketing": 1}
+    assert BilledMessage.objects.get().category == "marketing"
+
+
+@pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
+def test_a_fold_that_fails_takes_nothing(webhook_org, monkeypatch):
+    send(webhook_org, wam_id="wamid.A1")
+
+    def broken(deltas):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(folding, "add_messages", broken)
+    with pytest.raises(RuntimeError):
+        fold()
+    assert Increment.objects.count() == 1
+    monkeypatch.undo()
+    assert totals(webhook_org)["outbound"] == 1
+
+
+def test_the_increments_of_a_deleted_organization_are_dropped(webhook_org):
+    gone = OrganizationFactory()
+    send(gone, wam_id="wamid.B1")
+    chat = send(gone, wam_id="wamid.B2")
+    deliver(webhook_org, envelope(text_message("hi", wam_id="wamid.IN1")))
+    # A billable status of the organization's chat, appended as its webhook would.
+    Increment.objects.create(
+        organization_id=gone.pk, number_id=chat.number_id, day=chat.created_at.date(),
+        chat_id=chat.pk, category="marketing",
+    )  # fmt: skip
+    Organization.objects.filter(pk=gone.pk).delete()
+    assert fold() == 4
+    assert rollup() == [(webhook_org.pk, 0, 0, 0, 0, 0, 1)]
+    assert not BilledMessage.objects.exists()
+
+
+def test_the_worker_folds_every_organization_each_minute(webhook_org):
+    job = jobs[fold_increments.module_path]
+    assert job.interval == timedelta(minutes=1)
+    send(webhook_org, wam_id="wamid.A1")
+    send(OrganizationFactory(), wam_id="wamid.B1")
+    assert fold_increments.call() == 2
+    assert len(rollup()) == 2
+
+
+@pytest.mark.parametrize("rows", [2, 3, 4, 6, 7])
+def test_a_fold_takes_every_increment_whatever_the_batch(webhook_org, rows, monkeypatch):
+    monkeypatch.setattr(folding, "BATCH", 3)  # the batch's edges, with few rows
+    chat = send(webhook_org, wam_id="wamid.A1")
+    Increment.objects.bulk_create(
+        Increment(
+            organization_id=webhook_org.pk, number_id=chat.number_id,
+            day=chat.created_at.date(), inbound=1,
+        )
+        for _ in range(rows)
+    )  # fmt: skip
+    assert fold() == rows + 1  # and the send's
+    assert totals(webhook_org)["inbound"] == rows
