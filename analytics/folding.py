@@ -11,7 +11,7 @@ nothing and takes nothing.
 from collections import defaultdict
 from datetime import date
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from analytics.queries import (
     MESSAGE_COUNTERS,
@@ -19,6 +19,7 @@ from analytics.queries import (
     add_billable,
     add_messages,
     claim_billed,
+    fold_batch,
     take_increments,
 )
 from business_numbers.models import Number
@@ -34,11 +35,15 @@ def fold(organization_id: int | None = None) -> int:
     while True:
         # Inside a caller's transaction, in it: a failure fails the caller's too.
         with transaction.atomic(savepoint=False):
-            taken = take_increments(organization_id, BATCH)
-            add_to_rollup(taken)
+            if connection.vendor == "postgresql":
+                taken = fold_batch(organization_id, BATCH)
+            else:
+                rows = take_increments(organization_id, BATCH)
+                add_to_rollup(rows)
+                taken = len(rows)
         if not taken:
             return folded
-        folded += len(taken)
+        folded += taken
 
 
 def add_to_rollup(taken: list[tuple]) -> None:

@@ -17,8 +17,10 @@ from analytics.models import (
     DailyStaffMessages,
     Increment,
 )
+from business_numbers.models import Number
 from events.services import at_batch_end
 from messaging_project.core.database import Statement, execute_together
+from sending.models import Chat
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
 Names = tuple[str, ...]  # a table's columns
@@ -81,17 +83,85 @@ def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
     return them as TAKEN: a concurrent take waits for the rows this one deleted and
     finds them gone, so each increment is taken once, by the transaction that adds it
     to the rollup."""
+    sql, params = taken_sql(organization_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, limit])
+        return cursor.fetchall()
+
+
+def taken_sql(organization_id: int | None, columns: Names = TAKEN) -> tuple[str, list]:
+    """take_increments' DELETE ... RETURNING `columns`, and its parameters but the limit."""
     table, quote = Increment._meta.db_table, connection.ops.quote_name
     scope, params = ("", [])
     if organization_id is not None:
         scope, params = "WHERE organization_id = %s ", [organization_id]
     sql = (
         f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} {scope}"  # noqa: S608
-        f"ORDER BY id LIMIT %s) RETURNING {', '.join(quote(name) for name in TAKEN)}"
+        f"ORDER BY id LIMIT %s) RETURNING {', '.join(quote(name) for name in columns)}"
     )
+    return sql, params
+
+
+@lru_cache(maxsize=2)
+def fold_sql(one_organization: bool) -> str:
+    """The fold of up to a batch of increments as one statement (PostgreSQL): taken,
+    those of numbers and chats still there added up by day and number, the billable
+    messages claimed and those claimed now counted by category; how many were taken.
+    A message billed twice in the batch is claimed with its first category, as
+    add_to_rollup does. Every part of a WITH runs once, on one snapshot."""
+    taken, _ = taken_sql(0 if one_organization else None, ("id", *TAKEN))
+    counters = ", ".join(f"sum({name})" for name in MESSAGE_COUNTERS)
+    added = " OR ".join(f"sum({name}) <> 0" for name in MESSAGE_COUNTERS)
+    increments = ", ".join(
+        f"{name} = {DailyMessages._meta.db_table}.{name} + excluded.{name}"
+        for name in MESSAGE_COUNTERS
+    )
+    number, chat = Number._meta.db_table, Chat._meta.db_table
+    billable = DailyBillable._meta.db_table
+    return f"""
+        WITH taken AS ({taken}),
+        live AS (
+            SELECT taken.* FROM taken JOIN {number} number ON number.id = taken.number_id
+        ),
+        counted AS (
+            INSERT INTO {DailyMessages._meta.db_table}
+                (organization_id, day, number_id, {", ".join(MESSAGE_COUNTERS)})
+            SELECT organization_id, day, number_id, {counters} FROM live
+            GROUP BY organization_id, day, number_id HAVING {added}
+            ORDER BY organization_id, day, number_id
+            ON CONFLICT (organization_id, day, number_id) DO UPDATE SET {increments}
+        ),
+        priced AS (
+            SELECT DISTINCT ON (live.chat_id)
+                live.chat_id, live.category, live.organization_id, live.day, live.number_id
+            FROM live JOIN {chat} chat ON chat.id = live.chat_id
+            ORDER BY live.chat_id, live.id
+        ),
+        claimed AS (
+            INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
+            SELECT chat_id, category FROM priced ORDER BY chat_id
+            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id
+        ),
+        billed AS (
+            INSERT INTO {billable} (organization_id, day, number_id, category, messages)
+            SELECT organization_id, day, number_id, category, count(*)
+            FROM claimed JOIN priced USING (chat_id)
+            GROUP BY organization_id, day, number_id, category
+            ORDER BY organization_id, day, number_id, category
+            ON CONFLICT (organization_id, day, number_id, category)
+            DO UPDATE SET messages = {billable}.messages + excluded.messages
+        )
+        SELECT count(*) FROM taken
+    """  # noqa: S608
+
+
+def fold_batch(organization_id: int | None, limit: int) -> int:
+    """Up to `limit` of the oldest increments (of one organization, or all) added to the
+    rollup in one statement (fold_sql); how many were taken."""
+    _, params = taken_sql(organization_id)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
-        return cursor.fetchall()
+        cursor.execute(fold_sql(organization_id is not None), [*params, limit])
+        return cursor.fetchone()[0]
 
 
 def upsert(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> Statement | None:

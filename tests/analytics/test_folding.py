@@ -4,6 +4,7 @@ once, by the worker each minute and by a read for its organization."""
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from accounts.models import Organization
 from analytics import folding
@@ -65,14 +66,19 @@ def test_a_billable_message_counts_once_across_folds(webhook_org):
 @pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
 def test_a_fold_that_fails_takes_nothing(webhook_org, monkeypatch):
     send(webhook_org, wam_id="wamid.A1")
+    # The batch taken and added (in one statement on PostgreSQL), then the connection lost.
+    name = "fold_batch" if connection.vendor == "postgresql" else "add_to_rollup"
+    real = getattr(folding, name)
 
-    def broken(deltas):
-        raise RuntimeError("the database went away")
+    def then_lost(*args):
+        real(*args)
+        raise RuntimeError("the connection dropped")
 
-    monkeypatch.setattr(folding, "add_messages", broken)
+    monkeypatch.setattr(folding, name, then_lost)
     with pytest.raises(RuntimeError):
         fold()
     assert Increment.objects.count() == 1
+    assert not DailyMessages.objects.exists()
     monkeypatch.undo()
     assert totals(webhook_org)["outbound"] == 1
 
@@ -115,3 +121,14 @@ def test_a_fold_takes_every_increment_whatever_the_batch(webhook_org, rows, monk
     )  # fmt: skip
     assert fold() == rows + 1  # and the send's
     assert totals(webhook_org)["inbound"] == rows
+
+
+def test_a_message_priced_twice_in_one_fold_keeps_its_first_category(webhook_org):
+    chat = send(webhook_org, wam_id="wamid.A1")
+    for category in ("utility", "marketing"):  # appended in this order
+        Increment.objects.create(
+            organization_id=webhook_org.pk, number_id=chat.number_id,
+            day=chat.created_at.date(), chat_id=chat.pk, category=category,
+        )  # fmt: skip
+    assert totals(webhook_org)["billable"] == {"utility": 1}
+    assert BilledMessage.objects.get().category == "utility"
