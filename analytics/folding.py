@@ -47,8 +47,9 @@ def fold(organization_id: int | None = None) -> int:
 
 
 def add_to_rollup(taken: list[tuple]) -> None:
-    """Add increments (queries.TAKEN) to DailyMessages and DailyBillable: each billable
-    message counted on its first claim only. The increments of numbers and chats deleted
+    """Add increments (queries.TAKEN) to DailyMessages and DailyBillable, as
+    queries.fold_sql does in one statement on PostgreSQL: each billable message counted
+    on its first claim only. The increments of numbers and chats deleted
     since they were appended are dropped with them."""
     if not taken:
         return

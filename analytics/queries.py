@@ -1,7 +1,8 @@
 """The rollup's hand-written SQL: the increments appended by the recorded-message
 listeners in one insert at the end of the event batch (events.services.at_batch_end),
 taken back by the fold, and the fold's upserts (the ORM's upsert can only set columns
-to the values offered, not add to them). Runs on PostgreSQL and SQLite alike."""
+to the values offered, not add to them). Runs on PostgreSQL and SQLite alike, but for
+the fold's single statement, PostgreSQL's (fold_sql)."""
 
 from collections.abc import Iterable
 from datetime import date
