@@ -18,12 +18,13 @@ from analytics.queries import (
     MessageKey,
     add_billable,
     add_messages,
+    await_staff,
     claim_billed,
     fold_batch,
     take_increments,
 )
 from business_numbers.models import Number
-from sending.models import Chat
+from sending.models import Chat, Conversation
 
 # Increments taken per transaction: a minute of a busy number's statuses in a few.
 BATCH = 5000
@@ -47,37 +48,44 @@ def fold(organization_id: int | None = None) -> int:
 
 
 def add_to_rollup(taken: list[tuple]) -> None:
-    """Add increments (queries.TAKEN) to DailyMessages and DailyBillable, as
+    """Add increments (queries.TAKEN) to DailyMessages, DailyBillable and Awaiting, as
     queries.fold_sql does in one statement on PostgreSQL: each billable message counted
-    on its first claim only. The increments of numbers and chats deleted
-    since they were appended are dropped with them."""
+    on its first claim only, each conversation's latest wait kept. The increments of
+    numbers, chats and conversations deleted since they were appended are dropped with
+    them."""
     if not taken:
         return
     numbers = set(
-        Number._base_manager.filter(pk__in={row[2] for row in taken}).values_list("pk", flat=True)
+        Number._base_manager.filter(pk__in={row[3] for row in taken}).values_list("pk", flat=True)
     )
     counts: dict[MessageKey, list[int]] = {}
     billable: dict[int, tuple[str, MessageKey]] = {}
+    waits: dict[int, object] = {}
     width = len(MESSAGE_COUNTERS)
-    for organization, day, number, *rest in taken:
+    for _, organization, day, number, *rest in sorted(taken):  # in the order appended
         if number not in numbers:
             continue
         key = (organization, as_date(day), number)
-        changes, (chat_id, category) = rest[:width], rest[width:]
+        changes, (chat_id, category, conversation_id, since) = rest[:width], rest[width:]
         if any(changes):
             total = counts.setdefault(key, [0] * width)
             counts[key] = [a + b for a, b in zip(total, changes, strict=True)]
         if chat_id is not None:
             billable.setdefault(chat_id, (category, key))
+        if conversation_id is not None:
+            waits[conversation_id] = since
     if billable:
-        live = Chat._base_manager.filter(pk__in=list(billable)).values_list("pk", flat=True)
-        claimed = claim_billed({chat_id: billable[chat_id][0] for chat_id in live})
+        chats = Chat._base_manager.filter(pk__in=list(billable)).values_list("pk", flat=True)
+        claimed = claim_billed({chat_id: billable[chat_id][0] for chat_id in chats})
         by_category: dict[tuple[int, date, int, str], int] = defaultdict(int)
         for chat_id in claimed:
             category, key = billable[chat_id]
             by_category[(*key, category)] += 1
         add_billable(by_category)
     add_messages(counts)
+    if waits:
+        found = Conversation._base_manager.filter(pk__in=list(waits)).values_list("pk", flat=True)
+        await_staff({conversation_id: waits[conversation_id] for conversation_id in found})
 
 
 def as_date(day: date | str) -> date:

@@ -64,8 +64,10 @@ class DailyBillable(models.Model):
 
 class Increment(models.Model):
     """A change of one day's figures of one number, recorded with what it counts and not
-    folded into DailyMessages and DailyBillable yet: the counters' changes, or a message
-    WhatsApp priced as billable (`chat`, `category`; claimed once when folded).
+    folded into DailyMessages, DailyBillable and Awaiting yet: the counters' changes, a
+    message WhatsApp priced as billable (`chat_id`, `category`; claimed once when
+    folded), or a conversation a customer opened or reopened, waiting for staff from
+    `waiting_since`.
 
     Appended, never updated: the webhooks of one number write no row they share, where
     adding to the day's row made each wait for the others' commits and rewrite it. No
@@ -84,6 +86,8 @@ class Increment(models.Model):
     inbound = models.IntegerField(db_default=0)
     chat_id = models.BigIntegerField(null=True)
     category = models.CharField(max_length=64, db_default="")
+    conversation_id = models.BigIntegerField(null=True)
+    waiting_since = models.DateTimeField(null=True)
 
     def __str__(self) -> str:
         return f"{self.day} {self.number_id}: increment {self.pk}"

@@ -5,8 +5,9 @@ to the values offered, not add to them). Runs on PostgreSQL and SQLite alike, bu
 the fold's single statement, PostgreSQL's (fold_sql)."""
 
 from collections.abc import Iterable
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import lru_cache
+from operator import attrgetter
 
 from django.db import connection
 
@@ -21,7 +22,7 @@ from analytics.models import (
 from business_numbers.models import Number
 from events.services import at_batch_end
 from messaging_project.core.database import Statement, execute_together
-from sending.models import Chat
+from sending.models import Chat, Conversation
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
 Names = tuple[str, ...]  # a table's columns
@@ -29,7 +30,9 @@ MessageKey = tuple[int, date, int]  # organization, day, number
 
 COUNTED = ("organization_id", "day", "number_id", *MESSAGE_COUNTERS)
 BILLED = ("organization_id", "day", "number_id", "chat_id", "category")
-TAKEN = (*COUNTED, "chat_id", "category")
+WAITING = ("organization_id", "day", "number_id", "conversation_id", "waiting_since")
+by_pk = attrgetter("pk")
+TAKEN = ("id", *COUNTED, "chat_id", "category", "conversation_id", "waiting_since")
 
 
 @lru_cache(maxsize=256)
@@ -79,6 +82,20 @@ def append_billable(billable: dict[int, tuple[str, MessageKey]]) -> None:
     )
 
 
+def append_waits(conversations: list, since: datetime) -> None:
+    """Conversations (of sending.models.Conversation) waiting for staff's first answer
+    from `since`: a customer's message opened or reopened them."""
+    day = since.astimezone(UTC).date()
+    value = connection.ops.adapt_datetimefield_value(since)
+    append(
+        WAITING,
+        [
+            (c.organization_id, day, c.number_id, c.pk, value)
+            for c in sorted(conversations, key=by_pk)
+        ],
+    )
+
+
 def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
     """Delete up to `limit` of the oldest increments (of one organization, or all) and
     return them as TAKEN: a concurrent take waits for the rows this one deleted and
@@ -90,15 +107,18 @@ def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
         return cursor.fetchall()
 
 
-def taken_sql(organization_id: int | None, columns: Names = TAKEN) -> tuple[str, list]:
-    """take_increments' DELETE ... RETURNING `columns`, and its parameters but the limit."""
+def taken_sql(organization_id: int | None) -> tuple[str, list]:
+    """take_increments' DELETE ... RETURNING TAKEN, and its parameters but the limit."""
     table, quote = Increment._meta.db_table, connection.ops.quote_name
     scope, params = ("", [])
     if organization_id is not None:
         scope, params = "WHERE organization_id = %s ", [organization_id]
+    # Locked in id order (PostgreSQL): two folds at once wait for each other's rows in
+    # one order, never in a circle; the rows a fold committed meanwhile are skipped.
+    lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
     sql = (
         f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} {scope}"  # noqa: S608
-        f"ORDER BY id LIMIT %s) RETURNING {', '.join(quote(name) for name in columns)}"
+        f"ORDER BY id LIMIT %s{lock}) RETURNING {', '.join(quote(name) for name in TAKEN)}"
     )
     return sql, params
 
@@ -107,10 +127,11 @@ def taken_sql(organization_id: int | None, columns: Names = TAKEN) -> tuple[str,
 def fold_sql(one_organization: bool) -> str:
     """The fold of up to a batch of increments as one statement (PostgreSQL): taken,
     those of numbers and chats still there added up by day and number, the billable
-    messages claimed and those claimed now counted by category; how many were taken.
-    A message billed twice in the batch is claimed with its first category, as
-    add_to_rollup does. Every part of a WITH runs once, on one snapshot."""
-    taken, _ = taken_sql(0 if one_organization else None, ("id", *TAKEN))
+    messages claimed and those claimed now counted by category, each conversation's
+    latest wait kept; how many were taken. A message billed twice in the batch is
+    claimed with its first category, as add_to_rollup does. Every part of a WITH runs
+    once, on one snapshot."""
+    taken, _ = taken_sql(0 if one_organization else None)
     counters = ", ".join(f"sum({name})" for name in MESSAGE_COUNTERS)
     added = " OR ".join(f"sum({name}) <> 0" for name in MESSAGE_COUNTERS)
     increments = ", ".join(
@@ -118,6 +139,7 @@ def fold_sql(one_organization: bool) -> str:
         for name in MESSAGE_COUNTERS
     )
     number, chat = Number._meta.db_table, Chat._meta.db_table
+    conversation, awaiting = Conversation._meta.db_table, Awaiting._meta.db_table
     billable = DailyBillable._meta.db_table
     return f"""
         WITH taken AS ({taken}),
@@ -151,6 +173,13 @@ def fold_sql(one_organization: bool) -> str:
             ORDER BY organization_id, day, number_id, category
             ON CONFLICT (organization_id, day, number_id, category)
             DO UPDATE SET messages = {billable}.messages + excluded.messages
+        ),
+        waiting AS (
+            INSERT INTO {awaiting} (conversation_id, since)
+            SELECT DISTINCT ON (live.conversation_id) live.conversation_id, live.waiting_since
+            FROM live JOIN {conversation} conversation ON conversation.id = live.conversation_id
+            ORDER BY live.conversation_id, live.id DESC
+            ON CONFLICT (conversation_id) DO UPDATE SET since = excluded.since
         )
         SELECT count(*) FROM taken
     """  # noqa: S608
@@ -230,15 +259,16 @@ def claim_billed(categories: dict[int, str]) -> set[int]:
         return {row[0] for row in cursor.fetchall()}
 
 
-def await_staff(conversation_ids: list[int], since) -> None:
-    """The conversations wait for staff's first answer from `since` (a customer's message
-    opened or reopened them), at the end of the event batch with the rollup's upsert."""
+def await_staff(waits: dict[int, object]) -> None:
+    """Awaiting rows: each conversation of `waits` waits for staff from its time (as the
+    database returned it), the latest wait of a conversation replacing an older one."""
+    if not waits:
+        return
     table = Awaiting._meta.db_table
-    value = Awaiting._meta.get_field("since").get_db_prep_value(since, connection, prepared=False)
-    ids = sorted(set(conversation_ids))
+    ids = sorted(waits)
     sql = (
         f"INSERT INTO {table} (conversation_id, since) VALUES "  # noqa: S608
         f"{', '.join(['(%s, %s)'] * len(ids))} "
         "ON CONFLICT (conversation_id) DO UPDATE SET since = excluded.since"
     )
-    at_batch_end(sql, [item for pk in ids for item in (pk, value)])
+    execute_together([(sql, [item for pk in ids for item in (pk, waits[pk])])])

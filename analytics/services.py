@@ -15,13 +15,14 @@ from datetime import UTC, date, datetime
 
 from django.utils import timezone
 
+from analytics.folding import fold
 from analytics.models import Awaiting, FirstResponse
 from analytics.queries import (
     MESSAGE_COUNTERS,
     add_staff_messages,
     append_billable,
     append_counts,
-    await_staff,
+    append_waits,
 )
 from sending.models import Chat, ChatStatus, ChatType
 from sending.recorded import (
@@ -138,11 +139,13 @@ def on_conversations_changed(record: ConversationsChanged) -> None:
     now = timezone.now()
     opened = [c for c in record.created if c.unread > 0] + list(record.reopened)
     if opened:
-        await_staff([c.pk for c in opened], now)
+        append_waits(opened, now)
 
 
 def record_staff_messages(chats: list[Chat]) -> None:
-    """Count staff's sends by day, and the first answer in each conversation waiting."""
+    """Count staff's sends by day, and the first answer in each conversation waiting
+    (the organization's increments folded first: a wait may still be one)."""
+    fold(chats[0].organization_id)
     deltas: dict[tuple[int, date, int], int] = defaultdict(int)
     for chat in chats:
         deltas[(chat.organization_id, utc_day(chat.created_at), chat.created_by)] += 1

@@ -43,6 +43,8 @@ class Migration(migrations.Migration):
                 ('inbound', models.IntegerField(db_default=0)),
                 ('chat_id', models.BigIntegerField(null=True)),
                 ('category', models.CharField(db_default='', max_length=64)),
+                ('conversation_id', models.BigIntegerField(null=True)),
+                ('waiting_since', models.DateTimeField(null=True)),
             ],
         ),
         migrations.RunPython(merge_slots, migrations.RunPython.noop),

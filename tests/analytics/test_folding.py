@@ -9,7 +9,7 @@ from django.db import connection
 from accounts.models import Organization
 from analytics import folding
 from analytics.folding import fold
-from analytics.models import BilledMessage, DailyBillable, DailyMessages, Increment
+from analytics.models import Awaiting, BilledMessage, DailyBillable, DailyMessages, Increment
 from analytics.tasks import fold_increments
 from messaging_project.worker.schedule import jobs
 from tests.analytics.conftest import MARKETING, send, totals
@@ -32,9 +32,13 @@ def test_a_fold_adds_each_increment_once(webhook_org):
     deliver(webhook_org, envelope(statuses(status("wamid.A1", "sent", 100, pricing=MARKETING))))
     deliver(webhook_org, envelope(text_message("hi", wam_id="wamid.IN1")))
     appended = Increment.objects.count()
-    assert appended == 4  # the send, the move, the billable message, the inbound message
+    # The send, the move, the billable message, the inbound message and its
+    # conversation's wait for staff.
+    assert appended == 5
+    assert not Awaiting.objects.exists()
     assert fold() == appended
     assert not Increment.objects.exists()
+    assert Awaiting.objects.count() == 1
     assert rollup() == [(webhook_org.pk, 1, 1, 0, 0, 0, 1)]
     assert fold() == 0
     assert rollup() == [(webhook_org.pk, 1, 1, 0, 0, 0, 1)]
@@ -94,7 +98,7 @@ def test_the_increments_of_a_deleted_organization_are_dropped(webhook_org):
         chat_id=chat.pk, category="marketing",
     )  # fmt: skip
     Organization.objects.filter(pk=gone.pk).delete()
-    assert fold() == 4
+    assert fold() == 5  # and the message's wait for staff
     assert rollup() == [(webhook_org.pk, 0, 0, 0, 0, 0, 1)]
     assert not BilledMessage.objects.exists()
 
