@@ -114,7 +114,9 @@ def taken_sql(organization_id: int | None) -> tuple[str, list]:
     if organization_id is not None:
         scope, params = "WHERE organization_id = %s ", [organization_id]
     # Locked in id order (PostgreSQL): two folds at once wait for each other's rows in
-    # one order, never in a circle; the rows a fold committed meanwhile are skipped.
+    # one order, never in a circle. The rows another fold took meanwhile are skipped and
+    # the LIMIT counts only the rows locked, so nothing comes back only when nothing is
+    # left: a read's fold is complete even when the worker's took its first rows.
     lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
     sql = (
         f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} {scope}"  # noqa: S608
