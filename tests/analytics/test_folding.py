@@ -1,18 +1,22 @@
 """The fold: the increments the webhooks and sends append, added to the rollup exactly
 once, by the worker each minute and by a read for its organization."""
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 
 from accounts.models import Organization
 from analytics import folding
 from analytics.folding import fold
 from analytics.models import Awaiting, BilledMessage, DailyBillable, DailyMessages, Increment
+from analytics.queries import take_increments
 from analytics.tasks import fold_increments
 from messaging_project.worker.schedule import jobs
 from tests.analytics.conftest import MARKETING, send, totals
+from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
 from tests.inbound.conftest import deliver, envelope, status, statuses, text_message
 
@@ -136,3 +140,59 @@ def test_a_message_priced_twice_in_one_fold_keeps_its_first_category(webhook_org
         )  # fmt: skip
     assert totals(webhook_org)["billable"] == {"utility": 1}
     assert BilledMessage.objects.get().category == "utility"
+
+
+def waiting_for_a_lock() -> None:
+    """Return once a backend of the test database waits for a lock (at most 5 s)."""
+    query = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(query)
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(0.01)
+    raise AssertionError("no backend waited for a lock")
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_take_that_waited_for_another_goes_on_to_the_next_increments(webhook_org):
+    # A fold stops when it takes nothing: that must mean nothing is left, also when
+    # another fold took the first rows it wanted meanwhile (a read beside the worker).
+    chat = send(webhook_org, wam_id="wamid.A1")
+    fold()
+    Increment.objects.bulk_create(
+        Increment(
+            organization_id=webhook_org.pk, number_id=chat.number_id,
+            day=chat.created_at.date(), inbound=1,
+        )
+        for _ in range(5)
+    )  # fmt: skip
+    first_taken, go_on = threading.Event(), threading.Event()
+    taken: dict[str, int] = {}
+
+    def first() -> None:
+        with transaction.atomic():
+            taken["first"] = len(take_increments(webhook_org.pk, 3))
+            first_taken.set()
+            go_on.wait(5)
+        connections.close_all()
+
+    def second() -> None:
+        first_taken.wait(5)
+        with transaction.atomic():
+            taken["second"] = len(take_increments(webhook_org.pk, 3))
+        connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    waiting_for_a_lock()  # the second, for the first's rows
+    go_on.set()
+    for thread in threads:
+        thread.join()
+    assert taken == {"first": 3, "second": 2}
