@@ -13,6 +13,7 @@ from datetime import date
 
 from django.db import connection, transaction
 
+from analytics.models import Increment
 from analytics.queries import (
     MESSAGE_COUNTERS,
     MessageKey,
@@ -28,6 +29,8 @@ from sending.models import Chat, Conversation
 
 # Increments taken per transaction: a minute of a busy number's statuses in a few.
 BATCH = 5000
+# A day as the database returned it (SQLite's raw cursor gives the ISO text).
+DAY = Increment._meta.get_field("day")
 
 
 def fold(organization_id: int | None = None) -> int:
@@ -65,7 +68,7 @@ def add_to_rollup(taken: list[tuple]) -> None:
     for _, organization, day, number, *rest in sorted(taken):  # in the order appended
         if number not in numbers:
             continue
-        key = (organization, as_date(day), number)
+        key = (organization, DAY.to_python(day), number)
         changes, (chat_id, category, conversation_id, since) = rest[:width], rest[width:]
         if any(changes):
             total = counts.setdefault(key, [0] * width)
@@ -86,8 +89,3 @@ def add_to_rollup(taken: list[tuple]) -> None:
     if waits:
         found = Conversation._base_manager.filter(pk__in=list(waits)).values_list("pk", flat=True)
         await_staff({conversation_id: waits[conversation_id] for conversation_id in found})
-
-
-def as_date(day: date | str) -> date:
-    """A day as the database returned it: SQLite's raw cursor gives the ISO text."""
-    return date.fromisoformat(day) if isinstance(day, str) else day

@@ -7,7 +7,6 @@ the fold's single statement, PostgreSQL's (fold_sql)."""
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from functools import lru_cache
-from operator import attrgetter
 
 from django.db import connection
 
@@ -31,7 +30,6 @@ MessageKey = tuple[int, date, int]  # organization, day, number
 COUNTED = ("organization_id", "day", "number_id", *MESSAGE_COUNTERS)
 BILLED = ("organization_id", "day", "number_id", "chat_id", "category")
 WAITING = ("organization_id", "day", "number_id", "conversation_id", "waiting_since")
-by_pk = attrgetter("pk")
 TAKEN = ("id", *COUNTED, "chat_id", "category", "conversation_id", "waiting_since")
 
 
@@ -87,13 +85,7 @@ def append_waits(conversations: list, since: datetime) -> None:
     from `since`: a customer's message opened or reopened them."""
     day = since.astimezone(UTC).date()
     value = connection.ops.adapt_datetimefield_value(since)
-    append(
-        WAITING,
-        [
-            (c.organization_id, day, c.number_id, c.pk, value)
-            for c in sorted(conversations, key=by_pk)
-        ],
-    )
+    append(WAITING, [(c.organization_id, day, c.number_id, c.pk, value) for c in conversations])
 
 
 def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
@@ -101,28 +93,30 @@ def take_increments(organization_id: int | None, limit: int) -> list[tuple]:
     return them as TAKEN: a concurrent take waits for the rows this one deleted and
     finds them gone, so each increment is taken once, by the transaction that adds it
     to the rollup."""
-    sql, params = taken_sql(organization_id)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
+        cursor.execute(taken_sql(organization_id is not None), scoped(organization_id, limit))
         return cursor.fetchall()
 
 
-def taken_sql(organization_id: int | None) -> tuple[str, list]:
-    """take_increments' DELETE ... RETURNING TAKEN, and its parameters but the limit."""
+def scoped(organization_id: int | None, limit: int) -> list:
+    """taken_sql's parameters."""
+    return [limit] if organization_id is None else [organization_id, limit]
+
+
+def taken_sql(one_organization: bool) -> str:
+    """take_increments' DELETE ... RETURNING TAKEN: of one organization (the first
+    parameter) or all, up to a limit (the last)."""
     table, quote = Increment._meta.db_table, connection.ops.quote_name
-    scope, params = ("", [])
-    if organization_id is not None:
-        scope, params = "WHERE organization_id = %s ", [organization_id]
+    scope = "WHERE organization_id = %s " if one_organization else ""
     # Locked in id order (PostgreSQL): two folds at once wait for each other's rows in
     # one order, never in a circle. The rows another fold took meanwhile are skipped and
     # the LIMIT counts only the rows locked, so nothing comes back only when nothing is
     # left: a read's fold is complete even when the worker's took its first rows.
     lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
-    sql = (
+    return (
         f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} {scope}"  # noqa: S608
         f"ORDER BY id LIMIT %s{lock}) RETURNING {', '.join(quote(name) for name in TAKEN)}"
     )
-    return sql, params
 
 
 @lru_cache(maxsize=2)
@@ -133,7 +127,7 @@ def fold_sql(one_organization: bool) -> str:
     latest wait kept; how many were taken. A message billed twice in the batch is
     claimed with its first category, as add_to_rollup does. Every part of a WITH runs
     once, on one snapshot."""
-    taken, _ = taken_sql(0 if one_organization else None)
+    taken = taken_sql(one_organization)
     counters = ", ".join(f"sum({name})" for name in MESSAGE_COUNTERS)
     added = " OR ".join(f"sum({name}) <> 0" for name in MESSAGE_COUNTERS)
     increments = ", ".join(
@@ -190,9 +184,8 @@ def fold_sql(one_organization: bool) -> str:
 def fold_batch(organization_id: int | None, limit: int) -> int:
     """Up to `limit` of the oldest increments (of one organization, or all) added to the
     rollup in one statement (fold_sql); how many were taken."""
-    _, params = taken_sql(organization_id)
     with connection.cursor() as cursor:
-        cursor.execute(fold_sql(organization_id is not None), [*params, limit])
+        cursor.execute(fold_sql(organization_id is not None), scoped(organization_id, limit))
         return cursor.fetchone()[0]
 
 
@@ -259,6 +252,21 @@ def claim_billed(categories: dict[int, str]) -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for item in items for value in item])
         return {row[0] for row in cursor.fetchall()}
+
+
+def take_waits(conversation_ids: list[int]) -> dict[int, object]:
+    """Delete the waits of these conversations not folded yet and return the latest of
+    each (its time as the database returned it), locked in id order as a fold locks."""
+    table = Increment._meta.db_table
+    lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
+    sql = (
+        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} "  # noqa: S608
+        f"WHERE conversation_id IN ({', '.join(['%s'] * len(conversation_ids))}) "
+        f"ORDER BY id{lock}) RETURNING id, conversation_id, waiting_since"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, conversation_ids)
+        return {conversation: since for _, conversation, since in sorted(cursor.fetchall())}
 
 
 def await_staff(waits: dict[int, object]) -> None:

@@ -15,7 +15,6 @@ from datetime import UTC, date, datetime
 
 from django.utils import timezone
 
-from analytics.folding import fold
 from analytics.models import Awaiting, FirstResponse
 from analytics.queries import (
     MESSAGE_COUNTERS,
@@ -23,6 +22,8 @@ from analytics.queries import (
     append_billable,
     append_counts,
     append_waits,
+    await_staff,
+    take_waits,
 )
 from sending.models import Chat, ChatStatus, ChatType
 from sending.recorded import (
@@ -144,16 +145,18 @@ def on_conversations_changed(record: ConversationsChanged) -> None:
 
 def record_staff_messages(chats: list[Chat]) -> None:
     """Count staff's sends by day, and the first answer in each conversation waiting
-    (the organization's increments folded first: a wait may still be one)."""
-    fold(chats[0].organization_id)
+    (its wait taken from the increments first when it is not folded yet)."""
     deltas: dict[tuple[int, date, int], int] = defaultdict(int)
     for chat in chats:
         deltas[(chat.organization_id, utc_day(chat.created_at), chat.created_by)] += 1
     add_staff_messages(deltas)
+    answered_conversations = sorted({chat.conversation_id for chat in chats} - {None})
+    if answered_conversations:
+        await_staff(take_waits(answered_conversations))
     waiting = {
         awaiting.conversation_id: awaiting
         for awaiting in Awaiting.objects.filter(
-            conversation_id__in={chat.conversation_id for chat in chats}
+            conversation_id__in=answered_conversations
         ).select_for_update()
     }
     answered: list[FirstResponse] = []

@@ -1,6 +1,8 @@
 """The fold: the increments the webhooks and sends append, added to the rollup exactly
 once, by the worker each minute and by a read for its organization."""
 
+import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -19,6 +21,7 @@ from tests.analytics.conftest import MARKETING, send, totals
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
 from tests.inbound.conftest import deliver, envelope, status, statuses, text_message
+from tests.tasks.processes import ROOT, environment
 
 pytestmark = pytest.mark.django_db
 
@@ -196,3 +199,42 @@ def test_a_take_that_waited_for_another_goes_on_to_the_next_increments(webhook_o
     for thread in threads:
         thread.join()
     assert taken == {"first": 3, "second": 2}
+
+
+# A worker process that has taken increments in its fold's transaction, then dies.
+TAKE_AND_HANG = """
+import time
+import django
+django.setup()
+from django.db import transaction
+from analytics.queries import take_increments
+with transaction.atomic():
+    print(len(take_increments(None, 100)), flush=True)
+    time.sleep(60)
+"""
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_in_the_middle_of_a_fold_loses_nothing(webhook_org, tmp_path):
+    send(webhook_org, wam_id="wamid.A1")
+    deliver(webhook_org, envelope(text_message("hi", wam_id="wamid.IN1")))
+    appended = Increment.objects.count()
+    worker = subprocess.Popen(
+        [sys.executable, "-c", TAKE_AND_HANG],
+        cwd=ROOT,
+        env=environment(tmp_path, DJANGO_SETTINGS_MODULE="messaging_project.settings"),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert int(worker.stdout.readline()) == appended  # taken, not committed
+    finally:
+        worker.kill()  # SIGKILL: no rollback of its own, the server's only
+        worker.wait()
+        worker.stdout.close()
+    assert fold() == appended  # waits for the dead backend's locks, then takes them all
+    assert totals(webhook_org) == {
+        **totals(OrganizationFactory()), "outbound": 1, "inbound": 1,
+    }  # fmt: skip
+    assert Awaiting.objects.count() == 1
