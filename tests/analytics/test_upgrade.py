@@ -7,21 +7,14 @@ slots with the old models, and migrates forward again."""
 from datetime import date
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from analytics.models import DailyBillable, DailyMessages
 from analytics.selectors import messages_per_day
+from tests.databases import migrate
 from tests.factories import OrganizationFactory
 
 BEFORE = [("analytics", "0001_initial")]
 DAY = date(2026, 11, 1)
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,8 +8,6 @@ import json
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.test import RequestFactory
 from rest_framework.request import Request
 
@@ -18,16 +16,11 @@ from contacts.models import Contact
 from messaging_project.api.idempotency import fingerprint
 from messaging_project.api.models import IdempotencyKey
 from tests.conftest import client_for
+from tests.databases import migrate
 
 BEFORE_THE_MOVE = [("accounts", "0004_idempotency_keys")]
 CONTACT = json.dumps({"first_name": "Ada", "phone": "+14155552671"})
 STORED = {"data": {"first_name": "Ada", "phone": "14155552671"}}
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
 
 
 def fingerprint_of_contact_post() -> str:

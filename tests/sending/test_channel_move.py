@@ -20,6 +20,7 @@ from business_numbers.gateway import (
     gateway_for,
 )
 from business_numbers.models import Number
+from tests.databases import migrate
 
 BEFORE_THE_MOVE = [
     ("accounts", "0005_idempotencykey_to_base"),
@@ -42,12 +43,6 @@ ORGANIZATIONS = {
     "Cloud API without its token": {"channel": "cloud_api", "phone_number_id": "1"},
 }
 DEFAULTS = {"channel": "sandbox", **dict.fromkeys(FIELDS, "")}
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
 
 
 def old_organization_model():

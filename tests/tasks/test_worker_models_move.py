@@ -11,21 +11,14 @@ from datetime import UTC, datetime
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from messaging_project.worker.models import PeriodicRun, WorkerHeartbeat
 from messaging_project.worker.tasks import prune_task_results
+from tests.databases import migrate
 
 BEFORE_THE_MOVE = [("base", "0002_worker_heartbeats_and_periodic_runs"), ("worker", None)]
-
-
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
 
 
 @pytest.mark.django_db(transaction=True)
