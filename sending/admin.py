@@ -15,9 +15,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from business_numbers.admin import ReadOnlyAdmin, pretty_json
+from sending.media_names import download_name
 from sending.models import AutoReply, Chat, MediaState, UnhandledWebhookItem
 from sending.readable import readable
-from sending.services.media import download_name
 
 # The kinds of an inbound message's media, as the chat page names them.
 MEDIA_KINDS = {

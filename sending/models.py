@@ -284,7 +284,7 @@ class AutoReply(models.Model):
     """The canned reply owed to one inbound message, and what became of it.
 
     Written by the first run of the task the webhook enqueued with the inbound chat
-    (sending/tasks.py), as its claim. One per inbound chat (the unique constraint makes
+    (inbound/auto_replies.py), as its claim. One per inbound chat (the unique constraint makes
     that claim once-only); any other run claims it by a conditional update before calling
     the channel, so it is sent at most once however many times the task runs.
     """
@@ -348,8 +348,8 @@ class ChatMedia(models.Model):
     """The file of an inbound image, audio, video, document or sticker, and its download.
 
     Created with the inbound chat, in the webhook's transaction, together with the task
-    that fetches it from the channel into Django's storage (sending/services/media.py,
-    sending/tasks.py). `media_id` is WhatsApp's id for it; `sha256` and `mime_type` what
+    that fetches it from the channel into Django's storage (inbound/services/media.py,
+    inbound/media.py). `media_id` is WhatsApp's id for it; `sha256` and `mime_type` what
     the webhook said; `file` the stored copy once it is `available`.
     """
 

@@ -1,7 +1,7 @@
 """What sending recorded, told to the apps above it: messages in and out, conversations
 created or reopened, statuses and the moves they made.
 
-One explicit registry (docs/architecture.md): an app above sending (campaigns, and the
+One explicit registry (CONTRIBUTING.md, "Where code goes"): an app above sending (campaigns, and the
 inbox and analytics that come next) registers a listener for a kind of record in its
 `AppConfig.ready()`, and sending calls every listener of that kind inside the
 transaction that recorded it, so that what a listener writes commits or rolls back

@@ -18,14 +18,14 @@ from business_numbers.models import Number, numbers_of
 from contacts.models import Contact
 from contacts.services import contact_for_whatsapp_user
 from events.models import Event
+from inbound.media import fetch_media
+from inbound.services.media import INBOUND_KINDS, MEDIA_ID, clean
 from inbound.services.webhook_items import WebhookSummary, as_dict, as_list, parse_timestamp
 from messaging_project.core.phones import normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from messaging_project.worker.turns import enqueue_in_turn
 from sending.models import Chat, ChatMedia, ChatType
 from sending.services.events import emit_changed_chat
-from sending.services.media import INBOUND_KINDS, MEDIA_ID, clean
-from sending.tasks import fetch_media
 
 logger = logging.getLogger(__name__)
 

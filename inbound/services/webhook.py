@@ -29,7 +29,7 @@ cannot be stored (a profile name, a failure's title or error object) is cleaned 
 dropped and the item kept. A database error that is not about the item (the database
 went away) is not a skip: it fails the delivery, which WhatsApp then retries.
 
-An auto-reply talks to the network, so it is a task (sending/tasks.py): the message is
+An auto-reply talks to the network, so it is a task (inbound/auto_replies.py): the message is
 matched against the canned replies here, and the task, carrying the reply as matched,
 is written with the inbound chat, in the webhook's transaction (its first run writes
 the AutoReply). A crash after the commit delays
@@ -50,6 +50,7 @@ from contacts.models import Contact
 from contacts.opt_outs import apply_opt_out_words
 from contacts.services import move_whatsapp_user
 from events.models import Event
+from inbound.auto_replies import send_auto_reply
 from inbound.services.account_news import NO_FIELD, log_unhandled, record_account_news
 from inbound.services.customers import record_echoes
 from inbound.services.message_items import (
@@ -77,7 +78,6 @@ from messaging_project.worker.turns import enqueue_in_turn
 from sending.models import Chat, ChatSource, ChatStatus, ChatType
 from sending.services import insert_chat
 from sending.services.events import emit_chat, whatsapp_change
-from sending.tasks import send_auto_reply
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ def schedule_auto_reply(
     """Owe the sender the matching canned reply, if one matches (`tapped`: the id of the
     button or row they tapped, for the `button` replies): the task that sends it,
     carrying the reply as matched now, in the caller's transaction. Its first run writes
-    the AutoReply (sending/tasks.py): one INSERT less in every such webhook."""
+    the AutoReply (inbound/auto_replies.py): one INSERT less in every such webhook."""
     reply = find_reply(organization=chat.organization, text=text, tapped=tapped)
     if reply is None:
         return

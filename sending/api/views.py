@@ -30,6 +30,7 @@ from sending.api.serializers import (
     SendReactionInputSerializer,
     SendTemplateInputSerializer,
 )
+from sending.media_names import download_name
 from sending.models import Chat, MediaState
 from sending.representations import (
     chat_data,
@@ -37,7 +38,6 @@ from sending.representations import (
     chat_record,
     send_response_data,
 )
-from sending.services.media import download_name
 
 NOT_RECORDED = (
     "The message may have been sent, but the service could not record the outcome because "

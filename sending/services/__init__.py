@@ -6,16 +6,17 @@ the apps above (campaigns).
   messages); `chats`: the chat recorded exactly once for a channel's answer;
 - `bulk`: one template to many numbers, the channel called from the caller's threads
   (`prepare_template_send`, `TemplateSend.call`, `record_answers`);
-- `statuses`, `media`, `events`: statuses stored and chats moved forward
-  (`store_statuses`), inbound media downloads, and the events they emit (the webhook's
-  parsing is the `inbound` app's);
+- `statuses`, `events`: statuses stored and chats moved forward (`store_statuses`), and
+  the events they emit (the webhook's parsing, inbound media downloads and auto-replies
+  are the `inbound` app's);
 - `conversations`: the conversation of a contact and a number, created with its first chat
   and moved by every chat after;
 - `payloads`: the Cloud API's message payloads;
 - `refusals`: sends refused before the channel is called (`ServiceWindowClosed`, with
   `CONVERSATION_WINDOW` for a conversation's send);
 - `settlement`: sends whose outcome is unknown, settled by their status webhooks
-  (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`).
+  (`settle_unknown_sends`, `hold_callback_data`, `chats_with_statuses`), and an
+  auto-reply whose outcome is unknown (`record_unknown_send`, `auto_reply_chat_uuid`).
 
 What sending recorded is told to the apps above through `sending.recorded`.
 
@@ -30,6 +31,7 @@ from sending.services.refusals import CONVERSATION_WINDOW, ServiceWindowClosed
 from sending.services.routing import FROM_UNKNOWN, Route, route
 from sending.services.send import (
     SendResult,
+    auto_reply_metadata,
     send_content,
     send_media,
     send_message,
@@ -37,15 +39,20 @@ from sending.services.send import (
     send_template,
 )
 from sending.services.settlement import (
+    DIED_DURING_THE_CALL,
     UnknownSend,
+    auto_reply_chat_uuid,
     hold_callback_data,
+    is_settled,
     read_holding_callback_data,
+    record_unknown_send,
     settle_unknown_sends,
 )
 from sending.services.statuses import StatusUpdate, chats_with_statuses, store_statuses
 
 __all__ = [
     "CONVERSATION_WINDOW",
+    "DIED_DURING_THE_CALL",
     "FROM_UNKNOWN",
     "Route",
     "Outcome",
@@ -56,12 +63,16 @@ __all__ = [
     "StatusUpdate",
     "TemplateSend",
     "UnknownSend",
+    "auto_reply_chat_uuid",
+    "auto_reply_metadata",
     "chats_with_statuses",
     "hold_callback_data",
     "insert_chat",
+    "is_settled",
     "prepare_template_send",
     "read_holding_callback_data",
     "record_answers",
+    "record_unknown_send",
     "route",
     "send_content",
     "send_media",

@@ -220,7 +220,7 @@ def record(
 
 def answer_unknown(stored: Chat, chat: Chat, then: Callable[[Chat], None] | None) -> Chat:
     """A send's answer, for the chat recorded `unknown` under its uuid while it was under
-    way (by a run that took this one's for dead, sending/tasks.py): the answer settles it
+    way (by a run that took this one's for dead, inbound/auto_replies.py): the answer settles it
     as its status webhook would (sending/services/settlement.py), once, and `then(chat)`
     runs as for a chat recorded."""
     with transaction.atomic():

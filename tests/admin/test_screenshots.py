@@ -199,11 +199,11 @@ def event_webhooks(organization) -> None:
 def tasks() -> None:
     for n, (path, status, traceback) in enumerate(
         [
-            ("sending.tasks.send_auto_reply", "SUCCESSFUL", ""),
-            ("sending.tasks.fetch_media", "SUCCESSFUL", ""),
+            ("inbound.auto_replies.send_auto_reply", "SUCCESSFUL", ""),
+            ("inbound.media.fetch_media", "SUCCESSFUL", ""),
             ("campaigns.tasks.send_campaign", "RUNNING", ""),
             (
-                "sending.tasks.fetch_media",
+                "inbound.media.fetch_media",
                 "FAILED",
                 "Traceback (most recent call last):\nGatewayError: media expired (131052)",
             ),

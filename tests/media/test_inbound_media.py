@@ -15,7 +15,7 @@ from tests.background import make_due, run_tasks, tasks
 from tests.channel import ACCESS_TOKEN, PHONE_NUMBER_ID, set_channel
 from tests.inbound.conftest import deliver, envelope
 
-FETCH = "sending.tasks.fetch_media"
+FETCH = "inbound.media.fetch_media"
 PHOTO = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 40  # 10 KiB "jpeg"
 _ids = itertools.count(1)
 
@@ -329,7 +329,7 @@ def test_a_redelivered_webhook_fetches_once(cloud_webhook_org, graph):
 
 
 def test_a_task_run_twice_keeps_one_file(cloud_webhook_org, graph, media_root):
-    from sending.tasks import fetch_media
+    from inbound.media import fetch_media
 
     graph.add_media("1", PHOTO, token=ACCESS_TOKEN)
     receive(cloud_webhook_org, media_id="1")

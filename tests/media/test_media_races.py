@@ -3,8 +3,8 @@ one stored file however many runs of its fetch task overlap."""
 
 import pytest
 
+from inbound.media import fetch_media
 from sending.models import ChatMedia
-from sending.tasks import fetch_media
 from tests.channel import ACCESS_TOKEN
 from tests.contacts.test_contact_counter import run_concurrently
 from tests.databases import on_postgresql

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from devtools.loopback import free_port
-from sending.tasks import send_auto_reply
+from inbound.auto_replies import send_auto_reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

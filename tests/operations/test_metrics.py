@@ -142,7 +142,7 @@ def test_rate_limit_refusals_are_counted(metrics_on, settings, org_a, api):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_queue_depth_is_read_from_the_database(metrics_on):
-    from sending.tasks import send_auto_reply
+    from inbound.auto_replies import send_auto_reply
 
     assert value("task_queue_depth") == 0
     send_auto_reply.enqueue(0)

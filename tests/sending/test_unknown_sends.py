@@ -22,10 +22,10 @@ from business_numbers.models import Number
 from events import services as event_services
 from events.delivery import fan_out_all
 from events.models import Delivery
+from inbound.auto_replies import send_auto_reply
 from sending.models import AutoReply, Chat, ChatStatusEvent
 from sending.services import send as send_module
 from sending.services.settlement import auto_reply_chat_uuid
-from sending.tasks import send_auto_reply
 from tests.background import run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
@@ -239,7 +239,7 @@ def test_statuses_that_came_before_the_reply_was_marked_unknown_settle_it(org, h
     callback = f"chat:{auto_reply_chat_uuid(owed.pk, 1)}"
     deliver(org, tracked_status("wamid.FIRST", "read", callback))
 
-    [task] = tasks("sending.tasks.send_auto_reply")
+    [task] = tasks("inbound.auto_replies.send_auto_reply")
     assert send_auto_reply.call(**task.args_kwargs["kwargs"]) == "sent"
 
     owed.refresh_from_db()
@@ -269,7 +269,7 @@ def test_one_status_delivered_twice_at_once_settles_the_chat_once(api, org, grap
 def test_a_status_racing_the_recording_of_the_unknown_reply_settles_it(org, hours, graph):
     owed = died_during_the_call(org, hours)
     callback = f"chat:{auto_reply_chat_uuid(owed.pk, 1)}"
-    kwargs = tasks("sending.tasks.send_auto_reply").get().args_kwargs["kwargs"]
+    kwargs = tasks("inbound.auto_replies.send_auto_reply").get().args_kwargs["kwargs"]
 
     outcomes = run_concurrently(
         [

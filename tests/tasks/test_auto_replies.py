@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from devtools.cloud_api_server import graph_error
+from inbound.auto_replies import send_auto_reply
 from inbound.services.webhook import process_webhook
 from sending.models import AutoReply, Chat
-from sending.tasks import send_auto_reply
 from tests.background import make_due, run_tasks, tasks
 from tests.channel import set_channel
 from tests.contacts.test_contact_counter import run_concurrently
@@ -19,7 +19,7 @@ from tests.databases import on_postgresql
 from tests.inbound.conftest import deliver, envelope, text_message
 from tests.tasks.conftest import sends
 
-SEND = "sending.tasks.send_auto_reply"
+SEND = "inbound.auto_replies.send_auto_reply"
 
 
 def only_auto_reply() -> AutoReply:

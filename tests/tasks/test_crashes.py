@@ -35,7 +35,7 @@ pytestmark = [
         connection.vendor != "postgresql", reason="real processes against one PostgreSQL"
     ),
 ]
-SEND = "sending.tasks.send_auto_reply"
+SEND = "inbound.auto_replies.send_auto_reply"
 ACCEPTED = {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.LATE"}]}
 
 

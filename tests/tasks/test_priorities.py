@@ -8,9 +8,10 @@ from django.db import connection, transaction
 from django_tasks_db.models import DBTaskResult
 
 from campaigns.tasks import send_campaign
+from inbound.auto_replies import send_auto_reply
+from inbound.media import fetch_media
 from messaging_project.worker.priorities import BULK, INTERACTIVE, bulk_threads, is_bulk
 from messaging_project.worker.runner import Worker
-from sending.tasks import fetch_media, send_auto_reply
 from tests.databases import on_postgresql
 from tests.tasks import jobs
 

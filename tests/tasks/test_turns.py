@@ -7,12 +7,12 @@ import pytest
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from inbound.auto_replies import send_auto_reply
 from messaging_project.worker.models import TaskOrganization
 from messaging_project.worker.priorities import BULK, INTERACTIVE, is_bulk
 from messaging_project.worker.runner import Worker
 from messaging_project.worker.tasks import prune_task_results
 from messaging_project.worker.turns import LEVELS, enqueue_in_turn, turn_priority, waiting
-from sending.tasks import send_auto_reply
 from tests.inbound.conftest import deliver, envelope, text_message
 from tests.tasks import jobs
 

@@ -12,12 +12,12 @@ from accounts.commands import organization_argument
 from business_numbers.gateway import sandbox
 from business_numbers.models import Number, NumberKind
 from events.services import event_batch
+from inbound.media import fetch_media
+from inbound.services.media import MAX_BYTES
 from inbound.services.webhook import process_webhook
 from messaging_project.core.phones import InvalidPhoneNumber, normalize_phone
 from messaging_project.worker.inline import run_task_now
 from sending.models import Chat, ChatType
-from sending.services.media import MAX_BYTES
-from sending.tasks import fetch_media
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 

@@ -1,14 +1,14 @@
 """Inbound media: what a customer's image, voice note, video, document or sticker becomes.
 
 - The webhook records an inbound media message's ChatMedia row and the task that
-  fetches it (`attach_media` in inbound/services/message_items.py, `sending.tasks.fetch_media`):
+  fetches it (`attach_media` in inbound/services/message_items.py, `inbound.media.fetch_media`):
   it answers before anything is downloaded.
 - `download(media)`: the task's work. Graph's `GET /{media-id}` gives a short-lived URL,
   downloaded with the organization's access token in chunks of MEDIA_CHUNK_SIZE bytes
   into a temporary file (never the whole file in memory), capped at Meta's limit for
   the type, its sha256 checked against what the channel said, then saved to Django's
   storage (`STORAGES["default"]`: the file system, or S3-compatible storage).
-- `download_name(media, chat)`: the file name `GET /api/chats/{uuid}/media` offers.
+- The file a chat's media is offered as is sending's (sending/media_names.py).
 
 See docs/media.md.
 """
@@ -17,7 +17,6 @@ import base64
 import binascii
 import hashlib
 import logging
-import mimetypes
 import re
 import secrets
 import tempfile
@@ -31,7 +30,8 @@ from django.core.files.storage import default_storage
 from business_numbers.gateway import GatewayError, MediaTooLarge, gateway_for
 from business_numbers.models import Number
 from messaging_project.core.storable import is_storable_json, without_unstorable
-from sending.models import Chat, ChatMedia
+from sending.media_names import extension
+from sending.models import ChatMedia
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,6 @@ INBOUND_KINDS = {
 }
 MEDIA_ID = re.compile(r"[0-9A-Za-z_.:-]{1,255}")
 MIME_TYPE = re.compile(r"[\w.+-]+/[\w.+-]+")
-SAFE_NAME = re.compile(r"[^\w .()+-]")
 
 
 class MediaFailed(Exception):
@@ -148,22 +147,7 @@ def usable_mime_type(value: str) -> str:
     return base if MIME_TYPE.fullmatch(base) else ""
 
 
-def extension(mime_type: str) -> str:
-    if mime_type == "audio/ogg":
-        return ".ogg"  # mimetypes says .oga
-    return mimetypes.guess_extension(mime_type or "", strict=False) or ""
-
-
 def storage_name(media: ChatMedia, mime_type: str) -> str:
     """Under the organization, a random name: nothing a customer wrote reaches a path."""
     organization = media.organization.uuid
     return f"media/{organization}/{media.kind}-{secrets.token_hex(12)}{extension(mime_type)}"
-
-
-def download_name(media: ChatMedia, chat: Chat) -> str:
-    """A document's own name (cleaned), or the kind and the chat's uuid with an extension."""
-    if media.file_name:
-        name = SAFE_NAME.sub("_", media.file_name).strip(" .")
-        if name:
-            return name[:200]
-    return f"{media.kind}-{chat.uuid}{extension(media.mime_type)}"
