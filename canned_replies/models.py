@@ -20,7 +20,7 @@ class MatchCriteria(models.TextChoices):
 
 class ResponseType(models.TextChoices):
     TEXT = "text", _("text")
-    # A media reply: `response` is the URL WhatsApp fetches the file from (contract 11).
+    # A media reply: `response` is the URL WhatsApp fetches the file from (docs/media.md).
     IMAGE = "image", _("image")
     AUDIO = "audio", _("audio")
     DOCUMENT = "document", _("document")

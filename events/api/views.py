@@ -12,8 +12,8 @@ from messaging_project.api.viewsets import OrganizationViewSet, write_result
 
 
 def with_secret(response: Response, endpoint: Endpoint | None) -> Response:
-    """A write result that also shows the endpoint's secret (contract 16: creation and
-    rotation show it), so the receiver can be set up without reading the detail."""
+    """A write result that also shows the endpoint's secret (docs/events.md: creation
+    and rotation show it), so the receiver can be set up without reading the detail."""
     if endpoint is not None and response.status_code == 200:
         response.data = {**response.data, "secret": endpoint.secret}
     return response

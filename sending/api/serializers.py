@@ -174,7 +174,7 @@ FILE_NAME_MAX = 255
 
 class MediaUrlField(StrictCharField):
     """A URL WhatsApp fetches the media from: https (http only where private URLs are
-    allowed), on a public address, the rule of the event webhooks (contract 11)."""
+    allowed), on a public address, the rule of the event webhooks (docs/media.md)."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("max_length", 2048)

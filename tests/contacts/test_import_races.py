@@ -1,5 +1,4 @@
-"""Two imports of the same numbers at once create each contact once (contract section
-15). Needs real concurrent transactions: PostgreSQL only, like the other races."""
+"""Two imports of the same numbers at once create each contact once (docs/contacts.md). Needs real concurrent transactions: PostgreSQL only, like the other races."""
 
 import io
 

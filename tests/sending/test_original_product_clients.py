@@ -1,6 +1,6 @@
 """Clients written for the original product keep working: the contact fields its send
 endpoints take, header and footer sent without buttons, the contact's formatted number,
-`preview_url`, and the template list's `metadata` (contract, sections 1, 5 and 11)."""
+`preview_url`, and the template list's `metadata` (docs/api.md, "Clients of the original product")."""
 
 import json
 
