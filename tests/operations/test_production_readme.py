@@ -2,12 +2,17 @@
 itself: every command of the README's block is run or skipped for a stated reason, a
 command it does not know fails the step, and what holds the commands together is
 checked before anything runs (the settings name the role and database the README makes,
-certbot's renewals reload nginx, the password prompt comes last). The step's run itself
-is .ci/run's ("the production install")."""
+certbot's renewals reload nginx, the password prompt comes last), and docs/operations.md
+writes PgBouncer's users file as CI's PgBouncer does. The step's run itself is
+.ci/run's ("the production install")."""
+
+import re
+import subprocess
 
 import pytest
 
-from devtools.production import README, StepFailed, plan, readme_commands
+from devtools.pgbouncer import auth_line
+from devtools.production import README, ROOT, StepFailed, plan, readme_commands
 
 
 def readme_with(tmp_path, old: str, new: str):
@@ -83,3 +88,25 @@ def test_the_password_prompt_is_the_last_command():
     prompting = [command for command in commands if "createsuperuser" in command]
 
     assert prompting == commands[-1:]
+
+
+def test_the_pgbouncer_users_file_of_the_docs_is_the_one_ci_writes():
+    # docs/operations.md's commands install deploy/pgbouncer.ini and write the users file
+    # it names; CI's PgBouncer (devtools/pgbouncer.py) writes its own the same way.
+    text = (ROOT / "docs" / "operations.md").read_text().split("## PgBouncer", 1)[1]
+    block = re.search(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL).group(1)
+    ini = (ROOT / "deploy" / "pgbouncer.ini").read_text()
+    users_file = re.search(r"^auth_file = (\S+)$", ini, re.MULTILINE).group(1)
+    assert "deploy/pgbouncer.ini /etc/pgbouncer/pgbouncer.ini" in block
+    [printf] = [line for line in block.splitlines() if line.startswith("printf ")]
+    assert printf.endswith(f"> {users_file}")
+
+    password = "0a1b2c3d"
+    written = subprocess.run(
+        ["bash", "-c", printf.removesuffix(f"> {users_file}")],
+        env={"DB_PASSWORD": password},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert written == auth_line("messaging", password)
