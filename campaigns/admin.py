@@ -9,6 +9,7 @@ a new template shows its inputs, required, for a second save."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
@@ -31,14 +32,30 @@ PHONES_MAX = 10_000
 RATE_MIN, RATE_MAX = 1, 1000
 
 
+def template_choice(templates: QuerySet[MessageTemplate]) -> forms.ModelChoiceField:
+    """The template input, offering `templates`; with none yet, it says where they come
+    from (the sandbox's hello_world too comes with a sync)."""
+    help_text: str
+    if templates.exists():
+        help_text = gettext("From the templates synced from WhatsApp.")
+    else:
+        help_text = format_html(
+            gettext(
+                'None yet: sync them from WhatsApp, or write one, on <a href="{}">the '
+                "message templates page</a>."
+            ),
+            reverse("admin:business_numbers_messagetemplate_changelist"),
+        )
+    return forms.ModelChoiceField(queryset=templates, label=_("Template"), help_text=help_text)
+
+
 class CampaignCreateForm(forms.ModelForm):
     """The API's campaign body: a synced template (with its parameters, as
     /api/send/template takes them), a group or pasted numbers, a rate and a start."""
 
+    # Each request's own (form_for_template): this one offers nothing.
     message_template = forms.ModelChoiceField(
-        queryset=MessageTemplate.objects.none(),
-        label=_("Template"),
-        help_text=_("From the templates synced from WhatsApp."),
+        queryset=MessageTemplate.objects.none(), label=_("Template")
     )
     numbers = forms.CharField(
         label=_("Phone numbers"),
@@ -135,10 +152,17 @@ def variable_field(variable: TemplateVariable) -> str:
     return f"variable_{variable.key}"
 
 
-def form_for_template(template: MessageTemplate | None) -> type[CampaignCreateForm]:
-    """The create form with one required input for each of `template`'s variables."""
+def form_for_template(
+    template: MessageTemplate | None, templates: QuerySet[MessageTemplate]
+) -> type[CampaignCreateForm]:
+    """The create form offering `templates`, with one required input for each of
+    `template`'s variables. Each request gets a form class with fields of its own: a
+    field changed on a shared class would be another organization's request's too."""
     variables = template_variables(template) if template is not None else []
-    fields: dict[str, object] = {"variables": variables}
+    fields: dict[str, object] = {
+        "variables": variables,
+        "message_template": template_choice(templates),
+    }
     for variable in variables:
         if variable.media:
             fields[variable_field(variable)] = forms.URLField(
@@ -234,11 +258,11 @@ class CampaignAdmin(OrganizationScopedAdmin):
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is not None:
             return super().get_form(request, obj, change, **kwargs)
-        template_form = form_for_template(chosen_template(request))
-        form = super().get_form(request, obj, change, form=template_form, **kwargs)
         templates = scoped_queryset(MessageTemplate.objects.all(), request)
-        form.base_fields["message_template"].queryset = templates.order_by("name", "language")
-        return form
+        template_form = form_for_template(
+            chosen_template(request), templates.order_by("name", "language")
+        )
+        return super().get_form(request, obj, change, form=template_form, **kwargs)
 
     def get_fields(self, request, obj=None):
         if obj is None:

@@ -3,6 +3,8 @@ remembered for the staff member, a chat shown as its message, the campaign form 
 for each template variable by name, the number's health read-only, no "View site"."""
 
 import pytest
+from django.contrib import admin
+from django.test import RequestFactory
 from django.urls import reverse
 
 from accounts.models import AdminLanguage
@@ -16,6 +18,12 @@ pytestmark = pytest.mark.django_db
 CONTACTS = reverse("admin:contacts_contact_changelist")
 SWITCH = reverse("admin_language")
 ADD_CAMPAIGN = reverse("admin:campaigns_campaign_add")
+
+
+def as_request(user):
+    request = RequestFactory().get(ADD_CAMPAIGN)
+    request.user = user
+    return request
 
 
 # The language switch ---------------------------------------------------------------
@@ -271,6 +279,32 @@ def test_another_organizations_template_gives_no_inputs(admin_a, org_b):
     page = admin_a.get(ADD_CAMPAIGN, {"message_template": theirs.pk}).text
 
     assert "variable_body_1" not in page
+
+
+def test_each_request_offers_its_own_organizations_templates(staff_a, staff_b, org_a, org_b):
+    # Two staff members of different organizations on the add page at once (threads of
+    # one web process): the form one request built keeps its organization's templates.
+    mine = create_template(organization=org_a, name="mine", language="en_US")
+    create_template(organization=org_b, name="theirs", language="en_US")
+    campaigns = admin.site._registry[Campaign]
+
+    form_a = campaigns.get_form(as_request(staff_a))
+    campaigns.get_form(as_request(staff_b))
+
+    assert list(form_a().fields["message_template"].queryset) == [mine]
+
+
+def test_with_no_template_yet_the_form_says_where_to_get_one(admin_a):
+    page = admin_a.get(ADD_CAMPAIGN).text
+
+    assert "None yet" in page
+    assert f'href="{reverse("admin:business_numbers_messagetemplate_changelist")}"' in page
+    spanish = admin_a.get(ADD_CAMPAIGN, HTTP_ACCEPT_LANGUAGE="es").text
+    assert "Ninguna todavía: sincronícelas desde WhatsApp" in spanish
+
+
+def test_with_templates_the_form_says_nothing_of_getting_one(admin_a, order_update):
+    assert "None yet" not in admin_a.get(ADD_CAMPAIGN).text
 
 
 # The number's health -------------------------------------------------------------------
