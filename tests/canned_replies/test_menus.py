@@ -246,8 +246,17 @@ def test_free_form_api_sends_are_never_rewritten(api, org_a):
         "/api/send", {"phone": "+14155552671", "message": "Hi {first_name}"}, format="json"
     )
     assert response.status_code == 200
-    [message] = sandbox.sent_messages(org_a.id)
-    assert message.payload["text"]["body"] == "Hi {first_name}"
+    interactive = menu("Hi {first_name}", ("a", "{city}"))
+    interactive["footer"] = {"text": "{organization_name}"}
+    response = api.post(
+        "/api/send/interactive",
+        {"phone": "+14155552671", "interactive": interactive},
+        format="json",
+    )
+    assert response.status_code == 200
+    text, buttons = sandbox.sent_messages(org_a.id)
+    assert text.payload["text"]["body"] == "Hi {first_name}"
+    assert buttons.payload["interactive"] == interactive
 
 
 # Saving an interactive reply: the limits of POST /api/send/interactive, named by path.
