@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from sending.models import Chat, ChatSource, ChatStatus, ChatType, Conversation, MediaState
-from sending.readable import flow_answers, parse_json
+from sending.readable import flow_answers, offered_buttons, parse_json
 
 MEDIA_TYPES = ("image", "audio", "video", "document", "sticker")
 # The ticks beside an outbound message, as WhatsApp draws them.
@@ -123,6 +123,9 @@ def message_of(chat: Chat, conversation: Conversation) -> Message:
     message.buttons = [
         text_of(as_dict(button).get("text")) for button in metadata.get("buttons") or []
     ]
+    if kind == "interactive" and not message.inbound and not message.buttons:
+        # A link or Flow button: not among a send's reply buttons and rows.
+        message.buttons = offered_buttons(as_dict(metadata.get("interactive")))
     if kind == "interactive" and message.inbound:
         interactive = as_dict(metadata.get("interactive"))
         reply_type = text_of(interactive.get("type"))

@@ -144,12 +144,27 @@ def read_interactive(message: ReadableMessage, interactive: dict, choice: dict) 
         return
     if not message.body:
         message.body = text(mapping(interactive.get("body")).get("text"))
+    if not message.buttons:  # a send's chat has its reply buttons and rows there already
+        message.buttons = offered_buttons(interactive)
+
+
+def offered_buttons(interactive: dict) -> list[str]:
+    """What an interactive message offers to tap, as WhatsApp shows it: its reply buttons'
+    and list rows' titles, a call-to-action URL's or a Flow's button text."""
     action = mapping(interactive.get("action"))
-    for button in map(mapping, items(action.get("buttons"))):
-        message.buttons.append(text(mapping(button.get("reply")).get("title")))
+    parameters = mapping(action.get("parameters"))
+    kind = text(interactive.get("type"))
+    if kind == "cta_url":
+        return [text(parameters.get("display_text"))]
+    if kind == "flow":
+        return [text(parameters.get("flow_cta"))]
+    titles = [
+        text(mapping(button.get("reply")).get("title"))
+        for button in map(mapping, items(action.get("buttons")))
+    ]
     for section in map(mapping, items(action.get("sections"))):
-        for row in map(mapping, items(section.get("rows"))):
-            message.buttons.append(text(row.get("title")))
+        titles.extend(text(row.get("title")) for row in map(mapping, items(section.get("rows"))))
+    return titles
 
 
 def parse_json(value: Any) -> Any:
