@@ -20,6 +20,7 @@ from business_numbers import services
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
 from business_numbers.models import Number
 from business_numbers.services.template_writing import CATEGORIES
+from messaging_project.core.service_admin import translated
 
 # Where each component's errors are shown, by its place in the components built below.
 ERROR_FIELDS = {
@@ -101,7 +102,7 @@ class TemplateWriteForm(forms.Form):
 
     def show_refusal(self, error: ValidationError, components: list[dict[str, Any]]) -> None:
         """The service's errors on the fields they are about."""
-        for path, messages in error.message_dict.items():
+        for path, messages in translated(error).message_dict.items():
             field = path if path in self.fields else None
             parts = path.split(".")
             if parts[0] == "components" and len(parts) > 2 and parts[1].isdigit():
@@ -114,7 +115,7 @@ class TemplateWriteForm(forms.Form):
                 if kind == "BUTTONS" and ".url" in rest:
                     field = "url_button_url"
             for message in messages:
-                self.add_error(field, gettext(message))
+                self.add_error(field, message)
 
 
 def write_template_view(model_admin, request):

@@ -20,7 +20,7 @@ from accounts.models import Organization
 from canned_replies import services
 from canned_replies.matching import find_reply
 from canned_replies.models import CannedReply, ResponseType
-from messaging_project.core.service_admin import adopt
+from messaging_project.core.service_admin import adopt, translated
 
 
 class CannedReplyForm(forms.ModelForm):
@@ -66,13 +66,10 @@ class CannedReplyForm(forms.ModelForm):
             try:
                 services.check_interactive(data["response"])
             except ValidationError as error:
-                for path, messages in error.message_dict.items():
+                for path, messages in translated(error).message_dict.items():
                     place = path.removeprefix("response").lstrip(".")
                     for message in messages:
-                        self.add_error(
-                            "response",
-                            f"{place}: {gettext(message)}" if place else gettext(message),
-                        )
+                        self.add_error("response", f"{place}: {message}" if place else message)
         return data
 
 

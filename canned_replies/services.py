@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import Organization
 from canned_replies.matching import replies_changed
@@ -17,7 +18,7 @@ from messaging_project.core.interactive import interactive_errors
 from messaging_project.core.public_urls import url_error
 from messaging_project.core.storable import json_problem
 
-NOT_INTERACTIVE = (
+NOT_INTERACTIVE = gettext_noop(
     "An interactive reply's response is the JSON text of WhatsApp's interactive object, "
     'such as {"type": "button", "body": {...}, "action": {...}}.'
 )

@@ -15,9 +15,11 @@ hang up without answering, cut its body short or drip it one byte at a time.
 Templates are written on it as on WhatsApp's business management API: `POST
 /{business-account-id}/message_templates` answers `{id, status: PENDING, category}` and
 keeps the template (a second one of the same name and language is refused with Graph's
-error 100, subcode 2388024, as Meta documents it); `POST /{template-id}` edits one, `DELETE
-/{business-account-id}/message_templates?name=...&hsm_id=...` deletes it, and the template
-list (`GET .../message_templates`) shows those written. `templates` holds them by id.
+error 100, subcode 2388024, as Meta documents it); `POST /{template-id}` edits one (an id
+it does not have: Graph's error 100, subcode 33), `DELETE
+/{business-account-id}/message_templates?name=...&hsm_id=...` deletes it (one it does not
+have: error 100, subcode 2593002, "Message template not found"), and the template list
+(`GET .../message_templates`) shows those written. `templates` holds them by id.
 
 Media a customer sent is put on the stand-in with `add_media(media_id, content, ...)`:
 `GET /{media-id}` then answers as Graph does (url, mime_type, sha256, file_size, id) and
@@ -94,6 +96,35 @@ class FakeMedia:
 
 DOWNLOAD_PATH = "/media-download/"
 TEMPLATES_PATH = "/message_templates"
+
+
+def template_not_found_error(name: str) -> dict[str, Any]:
+    """Graph's refusal to delete a template the business account does not have (Meta's
+    template error codes: 100, subcode 2593002)."""
+    error = graph_error(100, "Invalid parameter")
+    error["error"].update(
+        {
+            "error_subcode": 2593002,
+            "is_transient": False,
+            "error_user_title": "Message template not found",
+            "error_user_msg": f"The message template {name} wasn't found for this account.",
+        }
+    )
+    return error
+
+
+def unknown_object_error(object_id: str) -> dict[str, Any]:
+    """Graph's answer to a POST on an id it does not know (an edit of a template deleted
+    at WhatsApp): error 100, subcode 33, a GraphMethodException."""
+    error = graph_error(
+        100,
+        f"Unsupported post request. Object with ID '{object_id}' does not exist, cannot be "
+        "loaded due to missing permissions, or does not support this operation. Please read "
+        "the Graph API documentation at https://developers.facebook.com/docs/graph-api",
+        type="GraphMethodException",
+    )
+    error["error"]["error_subcode"] = 33
+    return error
 
 
 def template_exists_error(language: str) -> dict[str, Any]:
@@ -240,14 +271,16 @@ class FakeCloudApi:
                 return self.delete_template(parse_qs(query))
             return None
         template_id = path.rsplit("/", 1)[-1]
-        if request.method == "POST" and template_id in self.templates:
-            with self.lock:
-                self.templates[template_id].update(
-                    {key: body[key] for key in ("components", "category") if key in body}
-                )
-                self.templates[template_id]["status"] = "PENDING"
-            return Reply(json={"success": True})
-        return None
+        if request.method != "POST" or not template_id.isdigit():
+            return None  # the object ids of a template edit are digits, as WhatsApp's
+        with self.lock:
+            if template_id not in self.templates:
+                return Reply(400, unknown_object_error(template_id))
+            self.templates[template_id].update(
+                {key: body[key] for key in ("components", "category") if key in body}
+            )
+            self.templates[template_id]["status"] = "PENDING"
+        return Reply(json={"success": True})
 
     def create_template(self, body: dict[str, Any]) -> Reply:
         name, language = body.get("name"), body.get("language")
@@ -279,7 +312,7 @@ class FakeCloudApi:
             for template_id in found:
                 del self.templates[template_id]
         if not found:
-            return Reply(400, graph_error(100, "Invalid parameter"))
+            return Reply(400, template_not_found_error(name))
         return Reply(json={"success": True})
 
     def media_reply(self, request: RecordedRequest) -> Reply | None:

@@ -11,6 +11,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from sending.models import Chat, ChatSource, ChatStatus, ChatType, Conversation, MediaState
+from sending.readable import flow_answers, offered_buttons, parse_json
 
 MEDIA_TYPES = ("image", "audio", "video", "document", "sticker")
 # The ticks beside an outbound message, as WhatsApp draws them.
@@ -36,6 +37,7 @@ KIND_NAMES = {
     "order": _("Order"),
     "system": _("System message"),
 }
+FLOW_ANSWERS = _("Flow answers")
 
 
 @dataclass
@@ -121,11 +123,24 @@ def message_of(chat: Chat, conversation: Conversation) -> Message:
     message.buttons = [
         text_of(as_dict(button).get("text")) for button in metadata.get("buttons") or []
     ]
+    if kind == "interactive" and not message.inbound and not message.buttons:
+        # A link or Flow button: not among a send's reply buttons and rows.
+        message.buttons = offered_buttons(as_dict(metadata.get("interactive")))
     if kind == "interactive" and message.inbound:
         interactive = as_dict(metadata.get("interactive"))
-        reply = as_dict(interactive.get(text_of(interactive.get("type"))))
-        message.choice = text_of(reply.get("title")) or text_of(reply.get("id"))
-        message.text = text_of(reply.get("description"))
+        reply_type = text_of(interactive.get("type"))
+        reply = as_dict(interactive.get(reply_type))
+        if reply_type == "nfm_reply":  # a Flow's answers: what the customer filled in
+            message.kind = str(FLOW_ANSWERS)
+            choice = as_dict(metadata.get("choice"))
+            response = choice["response"] if "response" in choice else reply.get("response_json")
+            message.text = "\n".join(
+                f"{name}: {value}" if name else value
+                for name, value in flow_answers(parse_json(response))
+            )
+        else:
+            message.choice = text_of(reply.get("title")) or text_of(reply.get("id"))
+            message.text = text_of(reply.get("description"))
     elif kind == "button" and message.inbound:  # a template's quick-reply button
         message.choice = text_of(as_dict(metadata.get("button")).get("text"))
         message.text = ""

@@ -73,6 +73,7 @@ class ChatAdmin(ReadOnlyAdmin):
                 message.buttons,
                 message.location,
                 message.reaction,
+                message.answers,
             ]
         )
         media_label = MEDIA_KINDS.get(message.media_kind, message.media_kind)

@@ -6,6 +6,7 @@ Every shape the service records is read (docs/api.md, "Chat metadata"); a part i
 not know is left out here, and the page still shows the metadata as recorded, folded.
 """
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class ReadableMessage:
     location: str = ""
     reaction: str = ""
     replying_to: str = ""  # the message id this one answers
+    answers: list[tuple[str, str]] = field(default_factory=list)  # a Flow's, (field, value)
 
 
 def text(value: Any) -> str:
@@ -69,7 +71,9 @@ def readable(metadata: Any) -> ReadableMessage:
         message.choice, message.choice_id = text(button.get("text")), text(button.get("payload"))
         message.body = ""
     elif kind == "interactive":
-        read_interactive(message, mapping(metadata.get("interactive")))
+        read_interactive(
+            message, mapping(metadata.get("interactive")), mapping(metadata.get("choice"))
+        )
     elif kind == "location":
         place = mapping(metadata.get("location"))
         where = [text(place.get("name")), text(place.get("address"))]
@@ -110,20 +114,65 @@ def parameter_value(parameter: dict) -> str:
     return ""
 
 
-def read_interactive(message: ReadableMessage, interactive: dict) -> None:
-    """A customer's reply to buttons or a list (the row they tapped), or a message with
-    buttons as WhatsApp describes it."""
+def flow_answers(response: Any) -> list[tuple[str, str]]:
+    """A Flow's answers as a person reads them, (field, value) in the order WhatsApp sent
+    them: `response_json` parsed (the chat's `choice.response`), or as sent when it did
+    not parse. The `flow_token` is the business's own marker, not an answer."""
+    if isinstance(response, str):
+        return [("", response)] if response.strip() else []
+    return [
+        (str(name), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for name, value in mapping(response).items()
+        if name != "flow_token"
+    ]
+
+
+def read_interactive(message: ReadableMessage, interactive: dict, choice: dict) -> None:
+    """A customer's reply to buttons or a list (the row they tapped), a Flow's answers,
+    or a message with buttons as WhatsApp describes it."""
     kind = text(interactive.get("type"))
     reply = mapping(interactive.get(kind))
     if kind in ("button_reply", "list_reply"):
         message.choice, message.choice_id = text(reply.get("title")), text(reply.get("id"))
         message.body = text(reply.get("description"))
         return
+    if kind == "nfm_reply":
+        # What the customer filled in: parsed when the webhook kept it, else read here.
+        response = choice["response"] if "response" in choice else reply.get("response_json")
+        message.answers = flow_answers(parse_json(response))
+        message.body = ""
+        return
     if not message.body:
         message.body = text(mapping(interactive.get("body")).get("text"))
+    if not message.buttons:  # a send's chat has its reply buttons and rows there already
+        message.buttons = offered_buttons(interactive)
+
+
+def offered_buttons(interactive: dict) -> list[str]:
+    """What an interactive message offers to tap, as WhatsApp shows it: its reply buttons'
+    and list rows' titles, a call-to-action URL's or a Flow's button text."""
     action = mapping(interactive.get("action"))
-    for button in map(mapping, items(action.get("buttons"))):
-        message.buttons.append(text(mapping(button.get("reply")).get("title")))
+    parameters = mapping(action.get("parameters"))
+    kind = text(interactive.get("type"))
+    if kind == "cta_url":
+        return [text(parameters.get("display_text"))]
+    if kind == "flow":
+        return [text(parameters.get("flow_cta"))]
+    titles = [
+        text(mapping(button.get("reply")).get("title"))
+        for button in map(mapping, items(action.get("buttons")))
+    ]
     for section in map(mapping, items(action.get("sections"))):
-        for row in map(mapping, items(section.get("rows"))):
-            message.buttons.append(text(row.get("title")))
+        titles.extend(text(row.get("title")) for row in map(mapping, items(section.get("rows"))))
+    return titles
+
+
+def parse_json(value: Any) -> Any:
+    """JSON text parsed into an object; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    return parsed if isinstance(parsed, dict) else value

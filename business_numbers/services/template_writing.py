@@ -5,6 +5,10 @@ WhatsApp's message_template_status_update webhooks (inbound/services/account_new
 
 Every write calls WhatsApp before it touches the database, outside any transaction: a
 refusal changes nothing here, and a slow WhatsApp holds no lock. See docs/templates.md.
+
+The rules' messages are marked with gettext_noop, their numbers params (as the
+interactive rules': messaging_project/core/interactive.py): English in the API, the
+staff member's language in the admin.
 """
 
 import re
@@ -13,9 +17,18 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from business_numbers.gateway import gateway_for
 from business_numbers.models import MessageTemplate, Number
+from messaging_project.core.interactive import (
+    REQUIRED_TEXT,
+    TOO_LONG,
+    WEB_URL,
+    Errors,
+    one_of,
+    problem,
+)
 
 NAME = re.compile(r"^[a-z0-9_]+$")
 NAME_MAX = 512
@@ -43,8 +56,6 @@ BUTTON_TYPES = (
 # Any `{{...}}`, to tell a positional variable from one WhatsApp would refuse.
 VARIABLE = re.compile(r"\{\{(.*?)\}\}")
 
-Errors = dict[str, list[str]]
-
 
 class TemplateExists(ValidationError):
     """The number has a live template of that name and language already."""
@@ -58,32 +69,41 @@ def template_errors(
     if check_name:
         if not (isinstance(name, str) and NAME.match(name) and len(name) <= NAME_MAX):
             errors["name"] = [
-                f"Lowercase letters, digits and underscores, at most {NAME_MAX} characters."
+                problem(
+                    gettext_noop(
+                        "Lowercase letters, digits and underscores, at most %(maximum)s characters."
+                    ),
+                    maximum=NAME_MAX,
+                )
             ]
         if not (isinstance(language, str) and LANGUAGE.match(language)):
-            errors["language"] = ["A language code such as en or en_US."]
+            errors["language"] = [problem(gettext_noop("A language code such as en or en_US."))]
     if category not in CATEGORIES:
-        errors["category"] = ["Must be one of: " + ", ".join(CATEGORIES) + "."]
+        errors["category"] = [one_of(CATEGORIES)]
     if not isinstance(components, list) or not components:
-        errors["components"] = ["Give the template's components, a list with its BODY."]
+        errors["components"] = [
+            problem(gettext_noop("Give the template's components, a list with its BODY."))
+        ]
         return errors
     seen: set[str] = set()
     for index, component in enumerate(components):
         path = f"components.{index}"
         if not isinstance(component, dict):
-            errors[path] = ["A component must be an object with its type."]
+            errors[path] = [problem(gettext_noop("A component must be an object with its type."))]
             continue
         kind = str(component.get("type", "")).upper()
         if kind not in COMPONENT_TYPES:
-            errors[f"{path}.type"] = ["Must be one of: " + ", ".join(COMPONENT_TYPES) + "."]
+            errors[f"{path}.type"] = [one_of(COMPONENT_TYPES)]
             continue
         if kind in seen:
-            errors[f"{path}.type"] = [f"A template has one {kind} at most."]
+            errors[f"{path}.type"] = [
+                problem(gettext_noop("A template has one %(kind)s at most."), kind=kind)
+            ]
             continue
         seen.add(kind)
         COMPONENT_CHECKS[kind](errors, path, component, category)
     if "BODY" not in seen and "components" not in errors:
-        errors["components"] = ["A template needs its BODY component."]
+        errors["components"] = [problem(gettext_noop("A template needs its BODY component."))]
     return errors
 
 
@@ -101,29 +121,36 @@ def check_variables(
     """`{{1}}`..`{{n}}` in order of first appearance, each with its example."""
     found = variables_of(text)
     if any(not variable.isdigit() for variable in found):
-        errors[text_path] = ["Variables are numbered: {{1}}, {{2}}, ..."]
+        errors[text_path] = [problem(gettext_noop("Variables are numbered: {{1}}, {{2}}, ..."))]
         return
     order = list(dict.fromkeys(int(variable) for variable in found))
     if order != list(range(1, len(order) + 1)):
-        errors[text_path] = ["Variables go in order, from {{1}}: {{1}}, {{2}}, ..."]
+        errors[text_path] = [
+            problem(gettext_noop("Variables go in order, from {{1}}: {{1}}, {{2}}, ..."))
+        ]
         return
     if most is not None and len(order) > most:
-        errors[text_path] = [f"At most {most} variable here."]
+        errors[text_path] = [problem(gettext_noop("At most %(most)s variable here."), most=most)]
         return
     if order and not (
         isinstance(examples, list)
         and len(examples) == len(order)
         and all(isinstance(value, str) and value.strip() for value in examples)
     ):
-        errors[example_path] = [f"Give one example for each variable: {len(order)} text(s)."]
+        errors[example_path] = [
+            problem(
+                gettext_noop("Give one example for each variable: %(count)s text(s)."),
+                count=len(order),
+            )
+        ]
 
 
 def check_text(errors: Errors, path: str, text: Any, maximum: int) -> bool:
     if not isinstance(text, str) or not text.strip():
-        errors[path] = [f"Required: a text of 1 to {maximum} characters."]
+        errors[path] = [problem(REQUIRED_TEXT, maximum=maximum)]
         return False
     if len(text) > maximum:
-        errors[path] = [f"At most {maximum} characters; this has {len(text)}."]
+        errors[path] = [problem(TOO_LONG, maximum=maximum, length=len(text))]
         return False
     return True
 
@@ -131,7 +158,7 @@ def check_text(errors: Errors, path: str, text: Any, maximum: int) -> bool:
 def check_header(errors: Errors, path: str, component: dict, category: str) -> None:
     header_format = str(component.get("format", "")).upper()
     if header_format not in HEADER_FORMATS:
-        errors[f"{path}.format"] = ["Must be one of: " + ", ".join(HEADER_FORMATS) + "."]
+        errors[f"{path}.format"] = [one_of(HEADER_FORMATS)]
         return
     example = as_dict(component.get("example"))
     if header_format == "TEXT":
@@ -146,7 +173,9 @@ def check_header(errors: Errors, path: str, component: dict, category: str) -> N
             )
     elif header_format != "LOCATION" and not example.get("header_handle"):
         errors[f"{path}.example.header_handle"] = [
-            "A media header needs an example: the handle of an uploaded sample."
+            problem(
+                gettext_noop("A media header needs an example: the handle of an uploaded sample.")
+            )
         ]
 
 
@@ -168,29 +197,33 @@ def check_footer(errors: Errors, path: str, component: dict, category: str) -> N
     if check_text(errors, f"{path}.text", component.get("text"), FOOTER_MAX) and variables_of(
         component["text"]
     ):
-        errors[f"{path}.text"] = ["A footer has no variables."]
+        errors[f"{path}.text"] = [problem(gettext_noop("A footer has no variables."))]
 
 
 def check_buttons(errors: Errors, path: str, component: dict, category: str) -> None:
     buttons = component.get("buttons")
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= BUTTONS_MAX:
-        errors[f"{path}.buttons"] = [f"Give 1 to {BUTTONS_MAX} buttons."]
+        errors[f"{path}.buttons"] = [
+            problem(gettext_noop("Give 1 to %(maximum)s buttons."), maximum=BUTTONS_MAX)
+        ]
         return
     for index, button in enumerate(buttons):
         button_path = f"{path}.buttons.{index}"
         if not isinstance(button, dict):
-            errors[button_path] = ["A button must be an object with its type."]
+            errors[button_path] = [
+                problem(gettext_noop("A button must be an object with its type."))
+            ]
             continue
         kind = str(button.get("type", "")).upper()
         if kind not in BUTTON_TYPES:
-            errors[f"{button_path}.type"] = ["Must be one of: " + ", ".join(BUTTON_TYPES) + "."]
+            errors[f"{button_path}.type"] = [one_of(BUTTON_TYPES)]
             continue
         if kind != "OTP" or "text" in button:
             check_text(errors, f"{button_path}.text", button.get("text"), BUTTON_TEXT_MAX)
         if kind == "URL":
             url = button.get("url")
             if not (isinstance(url, str) and is_web_url(url)):
-                errors[f"{button_path}.url"] = ["Must be an http or https URL."]
+                errors[f"{button_path}.url"] = [problem(WEB_URL)]
             else:
                 examples = button.get("example")
                 examples = examples if isinstance(examples, list) else [examples]
@@ -230,7 +263,8 @@ def create_template(
     checked(template_errors(name=name, language=language, category=category, components=components))
     live = MessageTemplate.objects.live().filter(number=number, name=name, language=language)
     if live.exists():
-        raise TemplateExists({"name": [f"The number has a template {name} in {language} already."]})
+        exists = gettext_noop("The number has a template %(name)s in %(language)s already.")
+        raise TemplateExists({"name": [problem(exists, name=name, language=language)]})
     gateway = gateway_for(number)  # ChannelNotConfigured before anything is sent
     answer = gateway.create_template(
         {"name": name, "language": language, "category": category, "components": components}
@@ -282,9 +316,8 @@ def update_template(
     if not changes:
         return template
     if not template.external_id:
-        raise ValidationError(
-            {"template": ["WhatsApp's id of this template is not known: sync the templates."]}
-        )
+        unknown = gettext_noop("WhatsApp's id of this template is not known: sync the templates.")
+        raise ValidationError({"template": [unknown]})
     reviewed = gateway_for(template.number).edit_template(template.external_id, changes)
     updated = (
         MessageTemplate.objects.live()

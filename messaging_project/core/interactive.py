@@ -8,11 +8,17 @@ docs/messages.md.
 
 `interactive_errors(value)` answers with the errors by dotted path under the object
 (`action.buttons.3`, `action.sections.0.rows.1.title`), empty when the object is good.
+Each error is a ValidationError whose message is marked with gettext_noop and whose
+numbers are its params: the API shows it in English (`in_english`), the admin in the
+staff member's language (messaging_project/core/service_admin.py, `translated`).
 """
 
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop
 
 TYPES = ("button", "list", "cta_url", "location_request_message", "flow")
 BODY_MAX = 1024
@@ -31,27 +37,58 @@ DISPLAY_TEXT_MAX = 20  # a cta_url button's text, a Flow's button text
 URL_MAX = 2000
 MEDIA_HEADERS = ("image", "video", "document")
 
-Errors = dict[str, list[str]]
+# Messages shared by several rules (and by the template rules: business_numbers).
+REQUIRED_TEXT = gettext_noop("Required: a text of 1 to %(maximum)s characters.")
+TOO_LONG = gettext_noop("At most %(maximum)s characters; this has %(length)s.")
+WEB_URL = gettext_noop("Must be an http or https URL.")
+MUST_BE_AN_OBJECT = gettext_noop("Must be an object.")
+REPEATED_BUTTON_ID = gettext_noop("Each button id must be unique; this one is repeated.")
+REPEATED_BUTTON_TITLE = gettext_noop("Each button title must be unique; this one is repeated.")
+REPEATED_ROW_ID = gettext_noop("Each row id must be unique; this one is repeated.")
+
+Errors = dict[str, list[ValidationError]]
+
+
+def problem(message: str, **params: Any) -> ValidationError:
+    """One broken rule: `message` marked with gettext_noop, its numbers as params."""
+    return ValidationError(message, params=params or None)
+
+
+def in_english(errors: Errors) -> dict[str, list[str]]:
+    """The errors as the API answers them: each message with its params applied."""
+    return {path: ValidationError(found).messages for path, found in errors.items()}
+
+
+def one_of(choices: tuple[str, ...]) -> ValidationError:
+    return problem(gettext_noop("Must be one of: %(choices)s."), choices=", ".join(choices))
 
 
 def interactive_errors(value: Any) -> Errors:
     """Every broken limit of an interactive object, by dotted path; {} when it is good."""
     errors: Errors = {}
     if not isinstance(value, dict):
-        return {"": ["Must be WhatsApp's interactive object, with its type, body and action."]}
+        return {
+            "": [
+                problem(
+                    gettext_noop(
+                        "Must be WhatsApp's interactive object, with its type, body and action."
+                    )
+                )
+            ]
+        }
     kind = value.get("type")
     if kind not in TYPES:
-        return {"type": ["Must be one of: " + ", ".join(TYPES) + "."]}
+        return {"type": [one_of(TYPES)]}
     check_text(errors, "body.text", as_dict(value.get("body")).get("text"), BODY_MAX)
     if "header" in value and value["header"] is not None:
         check_header(errors, value["header"], text_only=kind == "list")
     if kind == "location_request_message" and value.get("header") is not None:
-        errors["header"] = ["A location request has no header."]
+        errors["header"] = [problem(gettext_noop("A location request has no header."))]
     if "footer" in value and value["footer"] is not None:
         check_text(errors, "footer.text", as_dict(value["footer"]).get("text"), FOOTER_MAX)
     action = value.get("action")
     if not isinstance(action, dict):
-        errors["action"] = ["Must be an object."]
+        errors["action"] = [problem(MUST_BE_AN_OBJECT)]
         return errors
     CHECKS[kind](errors, action)
     return errors
@@ -67,9 +104,9 @@ def check_text(
     if text is None and not required:
         return
     if not isinstance(text, str) or not text.strip():
-        errors[path] = [f"Required: a text of 1 to {maximum} characters."]
+        errors[path] = [problem(REQUIRED_TEXT, maximum=maximum)]
     elif len(text) > maximum:
-        errors[path] = [f"At most {maximum} characters; this has {len(text)}."]
+        errors[path] = [problem(TOO_LONG, maximum=maximum, length=len(text))]
 
 
 def check_header(errors: Errors, header: Any, *, text_only: bool) -> None:
@@ -77,15 +114,17 @@ def check_header(errors: Errors, header: Any, *, text_only: bool) -> None:
     kind = header.get("type")
     allowed = ("text",) if text_only else ("text", *MEDIA_HEADERS)
     if kind not in allowed:
-        errors["header.type"] = ["Must be one of: " + ", ".join(allowed) + "."]
+        errors["header.type"] = [one_of(allowed)]
     elif kind == "text":
         check_text(errors, "header.text", header.get("text"), HEADER_TEXT_MAX)
     else:
         media = as_dict(header.get(kind))
         if not isinstance(media.get("link") or media.get("id"), str):
-            errors[f"header.{kind}"] = ["Give the media's link or its uploaded id."]
+            errors[f"header.{kind}"] = [
+                problem(gettext_noop("Give the media's link or its uploaded id."))
+            ]
         elif media.get("link") and not is_web_url(media["link"]):
-            errors[f"header.{kind}.link"] = ["Must be an http or https URL."]
+            errors[f"header.{kind}.link"] = [problem(WEB_URL)]
 
 
 def is_web_url(url: Any) -> bool:
@@ -95,16 +134,19 @@ def is_web_url(url: Any) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
-def check_unique(errors: Errors, seen: set[str], path: str, value: str, what: str) -> None:
+def check_unique(errors: Errors, seen: set[str], path: str, value: str, repeated: str) -> None:
+    """`repeated`: the message for a value seen before (gettext_noop)."""
     if value in seen:
-        errors.setdefault(path, []).append(f"Each {what} must be unique; this one is repeated.")
+        errors.setdefault(path, []).append(problem(repeated))
     seen.add(value)
 
 
 def check_buttons(errors: Errors, action: dict) -> None:
     buttons = action.get("buttons")
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= BUTTONS_MAX:
-        errors["action.buttons"] = [f"Give 1 to {BUTTONS_MAX} reply buttons."]
+        errors["action.buttons"] = [
+            problem(gettext_noop("Give 1 to %(maximum)s reply buttons."), maximum=BUTTONS_MAX)
+        ]
         return
     ids: set[str] = set()
     titles: set[str] = set()
@@ -112,21 +154,25 @@ def check_buttons(errors: Errors, action: dict) -> None:
         path = f"action.buttons.{index}"
         button = as_dict(button)
         if button.get("type") != "reply":
-            errors[f"{path}.type"] = ["A reply button's type is reply."]
+            errors[f"{path}.type"] = [problem(gettext_noop("A reply button's type is reply."))]
         reply = as_dict(button.get("reply"))
         check_text(errors, f"{path}.reply.id", reply.get("id"), BUTTON_ID_MAX)
         check_text(errors, f"{path}.reply.title", reply.get("title"), BUTTON_TITLE_MAX)
         if isinstance(reply.get("id"), str):
-            check_unique(errors, ids, f"{path}.reply.id", reply["id"], "button id")
+            check_unique(errors, ids, f"{path}.reply.id", reply["id"], REPEATED_BUTTON_ID)
         if isinstance(reply.get("title"), str):
-            check_unique(errors, titles, f"{path}.reply.title", reply["title"], "button title")
+            check_unique(
+                errors, titles, f"{path}.reply.title", reply["title"], REPEATED_BUTTON_TITLE
+            )
 
 
 def check_list(errors: Errors, action: dict) -> None:
     check_text(errors, "action.button", action.get("button"), LIST_BUTTON_MAX)
     sections = action.get("sections")
     if not isinstance(sections, list) or not 1 <= len(sections) <= SECTIONS_MAX:
-        errors["action.sections"] = [f"Give 1 to {SECTIONS_MAX} sections."]
+        errors["action.sections"] = [
+            problem(gettext_noop("Give 1 to %(maximum)s sections."), maximum=SECTIONS_MAX)
+        ]
         return
     ids: set[str] = set()
     count = 0
@@ -143,7 +189,7 @@ def check_list(errors: Errors, action: dict) -> None:
         )
         rows = section.get("rows")
         if not isinstance(rows, list) or not rows:
-            errors[f"{path}.rows"] = ["A section needs at least one row."]
+            errors[f"{path}.rows"] = [problem(gettext_noop("A section needs at least one row."))]
             continue
         for number, row in enumerate(rows):
             count += 1
@@ -159,41 +205,53 @@ def check_list(errors: Errors, action: dict) -> None:
                 required=False,
             )
             if isinstance(row.get("id"), str):
-                check_unique(errors, ids, f"{row_path}.id", row["id"], "row id")
+                check_unique(errors, ids, f"{row_path}.id", row["id"], REPEATED_ROW_ID)
     if count > ROWS_MAX:
         errors["action.sections"] = [
-            f"A list has at most {ROWS_MAX} rows in all; this has {count}."
+            problem(
+                gettext_noop("A list has at most %(maximum)s rows in all; this has %(count)s."),
+                maximum=ROWS_MAX,
+                count=count,
+            )
         ]
 
 
 def check_cta_url(errors: Errors, action: dict) -> None:
     if action.get("name") != "cta_url":
-        errors["action.name"] = ["A call-to-action button's action name is cta_url."]
+        errors["action.name"] = [
+            problem(gettext_noop("A call-to-action button's action name is cta_url."))
+        ]
     parameters = as_dict(action.get("parameters"))
     check_text(
         errors, "action.parameters.display_text", parameters.get("display_text"), DISPLAY_TEXT_MAX
     )
     if not is_web_url(parameters.get("url")):
-        errors["action.parameters.url"] = ["Must be an http or https URL."]
+        errors["action.parameters.url"] = [problem(WEB_URL)]
 
 
 def check_location_request(errors: Errors, action: dict) -> None:
     if action.get("name") != "send_location":
-        errors["action.name"] = ["A location request's action name is send_location."]
+        errors["action.name"] = [
+            problem(gettext_noop("A location request's action name is send_location."))
+        ]
 
 
 def check_flow(errors: Errors, action: dict) -> None:
     if action.get("name") != "flow":
-        errors["action.name"] = ["A Flow message's action name is flow."]
+        errors["action.name"] = [problem(gettext_noop("A Flow message's action name is flow."))]
     parameters = action.get("parameters")
     if not isinstance(parameters, dict):
-        errors["action.parameters"] = ["Must be an object."]
+        errors["action.parameters"] = [problem(MUST_BE_AN_OBJECT)]
         return
     check_text(errors, "action.parameters.flow_cta", parameters.get("flow_cta"), DISPLAY_TEXT_MAX)
     if not (parameters.get("flow_id") or parameters.get("flow_name")):
-        errors["action.parameters.flow_id"] = ["Give the Flow's flow_id or flow_name."]
+        errors["action.parameters.flow_id"] = [
+            problem(gettext_noop("Give the Flow's flow_id or flow_name."))
+        ]
     if not isinstance(parameters.get("flow_message_version", "3"), str):
-        errors["action.parameters.flow_message_version"] = ["Must be a text, such as 3."]
+        errors["action.parameters.flow_message_version"] = [
+            problem(gettext_noop("Must be a text, such as 3."))
+        ]
 
 
 CHECKS = {

@@ -13,7 +13,7 @@ from messaging_project.api.fields import (
     StrictBooleanField,
     StrictCharField,
 )
-from messaging_project.core.interactive import interactive_errors
+from messaging_project.core.interactive import in_english, interactive_errors
 from messaging_project.core.public_urls import url_problem
 from sending.services.payloads import MEDIA_TYPES
 
@@ -429,7 +429,7 @@ class InteractiveField(PassThroughJSONField):
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         data = super().to_internal_value(data)
-        errors = interactive_errors(data)
+        errors = in_english(interactive_errors(data))
         if errors.get(""):
             raise serializers.ValidationError(errors[""])
         if errors:

@@ -146,3 +146,30 @@ def test_the_template_writer_speaks_the_staff_members_language(admin_a, language
     page = admin_a.get(WRITE, HTTP_ACCEPT_LANGUAGE=language).text
     for word in words:
         assert word in page
+
+
+def test_a_broken_limit_is_named_in_the_staff_members_language(admin_a):
+    response = admin_a.post(
+        ADD_REPLY, reply_form(response=menu("t" * 21)), HTTP_ACCEPT_LANGUAGE="es"
+    )
+    errors = response.context["adminform"].form.errors["response"]
+    assert "action.buttons.0.reply.title: Como máximo 20 caracteres; este tiene 21." in errors
+
+
+def test_a_broken_template_rule_is_shown_in_the_staff_members_language(admin_a, org_a):
+    number = Number.objects.default_for(org_a)
+    response = admin_a.post(
+        WRITE,
+        template_form(number, body="Olá {{2}} e {{1}}", body_examples="Ana\n1"),
+        HTTP_ACCEPT_LANGUAGE="pt-br",
+    )
+    assert response.context["form"].errors["body"] == [
+        "As variáveis vão em ordem, a partir de {{1}}: {{1}}, {{2}}, ..."
+    ]
+    response = admin_a.post(
+        WRITE, template_form(number, body_examples="Ana"), HTTP_ACCEPT_LANGUAGE="es"
+    )
+    assert response.context["form"].errors["body_examples"] == [
+        "Dé un ejemplo para cada variable: 2 texto(s)."
+    ]
+    assert not MessageTemplate.objects.exists()

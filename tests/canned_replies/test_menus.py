@@ -246,8 +246,17 @@ def test_free_form_api_sends_are_never_rewritten(api, org_a):
         "/api/send", {"phone": "+14155552671", "message": "Hi {first_name}"}, format="json"
     )
     assert response.status_code == 200
-    [message] = sandbox.sent_messages(org_a.id)
-    assert message.payload["text"]["body"] == "Hi {first_name}"
+    interactive = menu("Hi {first_name}", ("a", "{city}"))
+    interactive["footer"] = {"text": "{organization_name}"}
+    response = api.post(
+        "/api/send/interactive",
+        {"phone": "+14155552671", "interactive": interactive},
+        format="json",
+    )
+    assert response.status_code == 200
+    text, buttons = sandbox.sent_messages(org_a.id)
+    assert text.payload["text"]["body"] == "Hi {first_name}"
+    assert buttons.payload["interactive"] == interactive
 
 
 # Saving an interactive reply: the limits of POST /api/send/interactive, named by path.
@@ -305,3 +314,55 @@ def test_the_button_criterion_is_taken_by_the_api(api, org_a):
     )
     assert edited.status_code == 400
     assert "response.action.buttons.0.reply.title" in edited.json()["errors"]
+
+
+def test_a_list_rows_id_leads_to_the_next_reply(webhook_org):
+    rows = {
+        "type": "list",
+        "body": {"text": "Pick a size"},
+        "action": {
+            "button": "Sizes",
+            "sections": [{"rows": [{"id": "size-l", "title": "Large"}]}],
+        },
+    }
+    canned(webhook_org, "sizes", "exact match", rows)
+    canned(webhook_org, "size-l", "button", "A large one, {first_name}.")
+    deliver(webhook_org, envelope(text_message("sizes", sender=CUSTOMER, name="Ada")))
+    deliver(webhook_org, envelope(tap("size-l", "Large", kind="list_reply")))
+    first, second = sent(webhook_org)
+    assert first["interactive"] == rows
+    assert second["text"]["body"] == "A large one, Ada."
+
+
+def test_placeholders_in_an_interactive_header_and_footer_stay_within_the_limits(webhook_org):
+    ContactFactory(
+        organization=webhook_org,
+        phone=CUSTOMER,
+        first_name="Ada",
+        last_name=None,
+        metadata={"Plan Name": "P" * 80, "notes": "n" * 2000},
+    )
+    interactive = {
+        **menu("{notes}", ("a", "A")),
+        "header": {"type": "text", "text": "Plan {plan_name}"},
+        "footer": {"text": "For {first_name} {last_name}"},
+    }
+    canned(webhook_org, "plan", "exact match", interactive)
+    deliver(webhook_org, envelope(text_message("plan", sender=CUSTOMER)))
+    [message] = sent(webhook_org)
+    sent_interactive = message["interactive"]
+    # Filled, then cut to WhatsApp's limits: what was checked when saved still holds.
+    assert sent_interactive["header"] == {"type": "text", "text": ("Plan " + "P" * 80)[:60]}
+    assert sent_interactive["body"]["text"] == "n" * 1024
+    assert sent_interactive["footer"]["text"] == "For Ada "
+    assert sent_interactive["action"] == interactive["action"]
+    chat = Chat.objects.get(type=ChatType.OUTBOUND)
+    assert chat.metadata["interactive"] == sent_interactive  # the chat keeps what was sent
+
+
+def test_a_text_that_empty_fields_would_leave_blank_goes_as_written(webhook_org):
+    ContactFactory(organization=webhook_org, phone=CUSTOMER, first_name="Ada", last_name=None)
+    canned(webhook_org, "surname", "exact match", "{last_name}")
+    deliver(webhook_org, envelope(text_message("surname", sender=CUSTOMER)))
+    [message] = sent(webhook_org)
+    assert message["text"]["body"] == "{last_name}"  # WhatsApp refuses a blank text

@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
+from accounts.services import create_staff_user
 from sending.models import Chat
+from tests.admin.conftest import PASSWORD, logged_in
 from tests.channel import set_channel
 from tests.inbound.conftest import APP_SECRET, deliver
 
@@ -72,6 +75,22 @@ def test_a_flow_answer_is_parsed(org_a):
     assert choice["type"] == "nfm_reply" and choice["title"] == "Sent"
     assert choice["response"] == json.loads(message["interactive"]["nfm_reply"]["response_json"])
     assert choice["response"]["delivery_rating"] == "4"
+
+
+@pytest.mark.parametrize("fixture", ["flow_completion", "flow_completion_without_flow_token"])
+def test_a_flow_answer_is_shown_in_the_inbox_and_on_the_chats_page(org_a, fixture):
+    chat, _ = received(org_a, real("pywa_interactive.json", fixture))
+    staff = logged_in(create_staff_user(username="maria", organization=org_a, password=PASSWORD))
+
+    inbox = staff.get(f"/admin/inbox/{chat.conversation.uuid}/")
+    assert inbox.status_code == 200
+    text = inbox.content.decode()
+    assert "Flow answers" in text
+    assert "delivery_rating: 4" in text and "comment_text: Comment Text" in text
+    assert "flow_token" not in text.split('id="message-')[1]  # the business's own marker
+    page = staff.get(reverse("admin:sending_chat_change", args=[chat.pk])).content.decode()
+    assert "<code>delivery_rating</code></td><td>4</td>" in page
+    assert "<code>recommend_radio</code></td><td>0</td>" in page
 
 
 def test_netflies_template_button(org_a):

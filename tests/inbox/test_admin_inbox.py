@@ -456,3 +456,36 @@ def test_an_inbound_image_is_shown_to_whoever_may_see_the_conversation(org, mana
     assert response["Content-Type"] == "image/png"
     Conversation.objects.filter(pk=conversation.pk).update(assignee=manager)
     assert client.get(url).status_code == 404
+
+
+def test_interactive_sends_show_what_they_offer_once(org, manager, api, graph):
+    conversation = customer_writes(org)
+    menu = {
+        "type": "button",
+        "body": {"text": "Pick one"},
+        "action": {"buttons": [{"type": "reply", "reply": {"id": "a", "title": "Orders"}}]},
+    }
+    link = {
+        "type": "cta_url",
+        "body": {"text": "Our catalogue"},
+        "action": {
+            "name": "cta_url",
+            "parameters": {"display_text": "Open it", "url": "https://example.com/c"},
+        },
+    }
+    for interactive in (menu, link):
+        response = api.post(
+            "/api/send/interactive",
+            {"phone": f"+{CUSTOMER}", "interactive": interactive},
+            format="json",
+        )
+        assert response.status_code == 200, response.json()
+    client = logged_in(manager)
+
+    text = page(client, conversation_url(conversation))
+    assert text.count("<li>Orders</li>") == 1
+    assert "<li>Open it</li>" in text
+    menu_chat, link_chat = Chat.objects.filter(type="outbound").order_by("id")
+    for chat, offered in ((menu_chat, "Orders"), (link_chat, "Open it")):
+        chat_page = page(client, f"/admin/sending/chat/{chat.pk}/change/")
+        assert chat_page.count(f"<li>{offered}</li>") == 1

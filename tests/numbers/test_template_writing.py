@@ -154,6 +154,36 @@ def test_whatsapps_refusal_is_a_422_with_its_message(api, cloud_org, graph):
     assert not MessageTemplate.objects.exists()
 
 
+def test_an_edit_or_deletion_whatsapp_refuses_changes_nothing_here(api, cloud_org, graph):
+    created = api.post("/api/templates", template(), format="json")
+    assert created.status_code == 200, created.json()
+    stored = MessageTemplate.objects.get(uuid=created.json()["id"])
+    graph.templates.clear()  # deleted in WhatsApp Manager meanwhile
+
+    edited = template()["components"]
+    edited[2] = {"type": "FOOTER", "text": "Acme Shop, Berlin"}
+    response = api.put(f"/api/templates/{stored.uuid}", {"components": edited}, format="json")
+    assert response.status_code == 422, response.json()
+    body = response.json()
+    assert body["message"].startswith(
+        f"Unsupported post request. Object with ID '{stored.external_id}' does not exist"
+    )
+    assert (body["channel_error"]["code"], body["channel_error"]["type"]) == (
+        100,
+        "GraphMethodException",
+    )
+    response = api.delete(f"/api/templates/{stored.uuid}")
+    assert response.status_code == 422, response.json()
+    body = response.json()
+    assert body["message"] == "The message template order_ready wasn't found for this account."
+    assert body["channel_error"]["details"]["error_subcode"] == 2593002
+    assert body["channel_error"]["details"]["error_user_title"] == "Message template not found"
+
+    kept = MessageTemplate.objects.live().get(pk=stored.pk)
+    assert (kept.status, kept.components) == (stored.status, stored.components)
+    assert api.get(f"/api/templates/{stored.uuid}").status_code == 200
+
+
 def test_a_channel_failure_changes_nothing(api, cloud_org, graph):
     graph.reply(500, graph_error(1, "An unknown error occurred", type="OAuthException"))
     response = api.post("/api/templates", template(), format="json")

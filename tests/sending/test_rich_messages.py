@@ -359,3 +359,82 @@ def test_another_organizations_sandbox_knows_nothing_of_it(api_b, org_b):
     )
     assert response.status_code == 200
     assert Chat.objects.get().organization == org_b
+
+
+def titled(interactive: dict, *titles) -> dict:
+    for section, title in zip(interactive["action"]["sections"], titles, strict=True):
+        if title is None:
+            section.pop("title")
+        else:
+            section["title"] = title
+    return interactive
+
+
+@pytest.mark.parametrize(
+    "interactive, field",
+    [
+        (titled(list_message([1, 1]), "s" * 24, "Other"), None),
+        (titled(list_message([1, 1]), "s" * 25, "Other"), "interactive.action.sections.0.title"),
+        (titled(list_message([2]), None), None),  # one section may go without a title
+        (titled(list_message([1, 1]), "Pizzas", None), "interactive.action.sections.1.title"),
+        (list_message([0]), "interactive.action.sections.0.rows"),
+        (list_message([]), "interactive.action.sections"),
+        (
+            {
+                **list_message([1]),
+                "header": {"type": "image", "image": {"link": "https://x.io/a.png"}},
+            },
+            "interactive.header.type",
+        ),
+        (
+            button_message(header={"type": "image", "image": {"link": "https://x.io/a.png"}}),
+            None,
+        ),
+        (
+            button_message(header={"type": "image", "image": {"link": "ftp://x.io/a.png"}}),
+            "interactive.header.image.link",
+        ),
+        (
+            {
+                "type": "location_request_message",
+                "header": {"type": "text", "text": "No"},
+                "body": {"text": "Where?"},
+                "action": {"name": "send_location"},
+            },
+            "interactive.header",
+        ),
+        (button_message(body={"text": "   "}), "interactive.body.text"),
+    ],
+)
+def test_sections_and_headers_at_their_edges(api, cloud_org, graph, interactive, field):
+    response = send(api, interactive)
+    if field is None:
+        assert accepted(response, graph)["interactive"] == interactive
+    else:
+        refused(response, graph, field)
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/send/location", {"latitude": 52.52, "longitude": 13.405}),
+        ("/api/send/contacts", {"contacts": [{"name": {"formatted_name": "Ana Lima"}}]}),
+    ],
+)
+def test_a_location_and_contact_cards_take_from_and_reply_to(api, cloud_org, graph, path, body):
+    contact = ContactFactory(organization=cloud_org, phone=DIGITS)
+    number = Number.objects.default_for(cloud_org)
+    inbound = create_chat(
+        organization=cloud_org, contact=contact, wam_id="wamid.ASKED", type=ChatType.INBOUND
+    )
+    response = api.post(
+        path,
+        {"phone": PHONE, **body, "reply_to": str(inbound.uuid), "from": str(number.uuid)},
+        format="json",
+    )
+    payload = accepted(response, graph)
+    assert payload["context"] == {"message_id": "wamid.ASKED"}
+    chat = Chat.objects.get(type=ChatType.OUTBOUND)
+    assert (chat.number, chat.metadata["context"]) == (number, {"message_id": "wamid.ASKED"})
+    answer = response.json()
+    assert answer["statusCode"] == 200 and answer["data"]["data"]["chat"]["uuid"] == str(chat.uuid)
