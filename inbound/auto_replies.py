@@ -27,6 +27,7 @@ from django.utils import timezone
 from django_tasks import task
 
 from business_numbers.gateway import ChannelNotConfigured, GatewayError
+from contacts.models import Contact
 from contacts.placeholders import fill_placeholders
 from inbound.queries import OWNED, claimed_reply, write_claim
 from messaging_project.core.interactive import with_texts_filled
@@ -90,37 +91,37 @@ def send_auto_reply(auto_reply_id: int | None = None, *, owed: dict | None = Non
             # Known before the call: the message names it whether or not this run lives.
             "chat_uuid": auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),
         }
-        organization_name = auto_reply.organization.name
-
-        def filled(text: str) -> str:  # the reply's placeholders, from its recipient
-            return fill_placeholders(text, contact, organization_name=organization_name)
-
-        if auto_reply.media_type == "interactive":  # `message` is the object's JSON text
-            send_content(
-                **recipient,
-                **sent,
-                kind="interactive",
-                content=with_texts_filled(json.loads(auto_reply.message), filled),
-            )
+        message = outgoing(auto_reply, contact)
+        if auto_reply.media_type == "interactive":  # the object, its texts filled
+            send_content(**recipient, **sent, kind="interactive", content=json.loads(message))
         elif auto_reply.media_type:  # a media reply: `message` is its URL
-            send_media(
-                **recipient,
-                **sent,
-                media_type=auto_reply.media_type,
-                media_url=auto_reply.message,
-            )
+            send_media(**recipient, **sent, media_type=auto_reply.media_type, media_url=message)
         else:
-            # A text left blank by empty fields goes as written: WhatsApp refuses a blank one.
-            message = filled(auto_reply.message)[:TEXT_BODY_MAX]
-            send_message(
-                **recipient, **sent, message=message if message.strip() else auto_reply.message
-            )
+            send_message(**recipient, **sent, message=message)
     except SendFailed as failure:  # recorded as a failed chat by the send service
         return failed(auto_reply, failure.error, chat=failure.chat)
     except ChannelNotConfigured as error:
         logger.warning("Auto-reply %s not sent: the channel is not configured", auto_reply_id)
         return finish(auto_reply, AutoReplyState.FAILED, error=error.detail)
     return AutoReplyState.SENT
+
+
+def outgoing(auto_reply: AutoReply, contact: Contact) -> str:
+    """The reply's `message` as it goes out, placeholders filled from its recipient: a
+    text cut to WhatsApp's limit (one left blank by empty fields goes as written:
+    WhatsApp refuses a blank one), an interactive object's texts (its JSON text), a
+    media reply's URL as written. The send and a lost send's chat both record this."""
+    organization_name = auto_reply.organization.name
+
+    def filled(text: str) -> str:
+        return fill_placeholders(text, contact, organization_name=organization_name)
+
+    if auto_reply.media_type == "interactive":
+        return json.dumps(with_texts_filled(json.loads(auto_reply.message), filled))
+    if auto_reply.media_type:
+        return auto_reply.message
+    message = filled(auto_reply.message)[:TEXT_BODY_MAX]
+    return message if message.strip() else auto_reply.message
 
 
 def not_claimed(auto_reply_id: int) -> str:
@@ -142,7 +143,7 @@ def not_claimed(auto_reply_id: int) -> str:
             number=number,
             contact=contact,
             metadata=auto_reply_metadata(
-                message=auto_reply.message, media_type=auto_reply.media_type
+                message=outgoing(auto_reply, contact), media_type=auto_reply.media_type
             ),
             chat_uuid=auto_reply_chat_uuid(auto_reply.pk, auto_reply.attempts),
         )

@@ -19,6 +19,7 @@ import pytest
 from django.utils import timezone
 
 from business_numbers.models import Number
+from contacts.models import Contact
 from events import services as event_services
 from events.delivery import fan_out_all
 from events.models import Delivery
@@ -232,6 +233,18 @@ def test_an_auto_reply_whose_run_died_is_recorded_and_settled_by_its_status(org,
     assert owed.state == "sent"
     assert (chat.wam_id, chat.status) == ("wamid.DIED", "delivered")
     assert (events("message.sent"), events("message.status.update")) == (1, 1)
+
+
+def test_a_lost_reply_is_recorded_as_it_went_out_its_placeholders_filled(org, hours, graph):
+    owed = died_during_the_call(org, hours)
+    Contact.objects.filter(phone=PHONE).update(first_name="Ana")
+    AutoReply.objects.filter(pk=owed.pk).update(message="Hi {first_name}, {nothing} 9 to 5")
+
+    run_tasks()
+
+    owed.refresh_from_db()
+    assert owed.state == "unknown"
+    assert owed.reply.metadata == {"type": "text", "text": {"body": "Hi Ana, {nothing} 9 to 5"}}
 
 
 def test_statuses_that_came_before_the_reply_was_marked_unknown_settle_it(org, hours, graph):
