@@ -18,7 +18,8 @@ keeps the template (a second one of the same name and language is refused with G
 error 100, subcode 2388024, as Meta documents it); `POST /{template-id}` edits one (an id
 it does not have: Graph's error 100, subcode 33), `DELETE
 /{business-account-id}/message_templates?name=...&hsm_id=...` deletes it (one it does not
-have: error 100, subcode 2593002, "Message template not found"), and the template list
+have: Graph's error 100 with a user title and message; that body is constructed, as no
+public capture of it was found), and the template list
 (`GET .../message_templates`) shows those written. `templates` holds them by id.
 
 Media a customer sent is put on the stand-in with `add_media(media_id, content, ...)`:
@@ -99,12 +100,12 @@ TEMPLATES_PATH = "/message_templates"
 
 
 def template_not_found_error(name: str) -> dict[str, Any]:
-    """Graph's refusal to delete a template the business account does not have (Meta's
-    template error codes: 100, subcode 2593002)."""
+    """A refusal to delete a template the business account does not have: Graph's error
+    100 ("Invalid parameter") with a user title and message. Constructed: no public
+    capture of this answer was found, so it carries no subcode of its own."""
     error = graph_error(100, "Invalid parameter")
     error["error"].update(
         {
-            "error_subcode": 2593002,
             "is_transient": False,
             "error_user_title": "Message template not found",
             "error_user_msg": f"The message template {name} wasn't found for this account.",

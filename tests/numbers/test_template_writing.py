@@ -176,7 +176,7 @@ def test_an_edit_or_deletion_whatsapp_refuses_changes_nothing_here(api, cloud_or
     assert response.status_code == 422, response.json()
     body = response.json()
     assert body["message"] == "The message template order_ready wasn't found for this account."
-    assert body["channel_error"]["details"]["error_subcode"] == 2593002
+    assert body["channel_error"]["code"] == 100
     assert body["channel_error"]["details"]["error_user_title"] == "Message template not found"
 
     kept = MessageTemplate.objects.live().get(pk=stored.pk)
