@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext
+
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 
 
@@ -150,7 +152,8 @@ def read_interactive(message: ReadableMessage, interactive: dict, choice: dict) 
 
 def offered_buttons(interactive: dict) -> list[str]:
     """What an interactive message offers to tap, as WhatsApp shows it: its reply buttons'
-    and list rows' titles, a call-to-action URL's or a Flow's button text."""
+    and list rows' titles, a call-to-action URL's or a Flow's button text, a location
+    request's button (WhatsApp writes it in the customer's language: here the staff's)."""
     action = mapping(interactive.get("action"))
     parameters = mapping(action.get("parameters"))
     kind = text(interactive.get("type"))
@@ -158,6 +161,8 @@ def offered_buttons(interactive: dict) -> list[str]:
         return [text(parameters.get("display_text"))]
     if kind == "flow":
         return [text(parameters.get("flow_cta"))]
+    if kind == "location_request_message":
+        return [gettext("Send location")]
     titles = [
         text(mapping(button.get("reply")).get("title"))
         for button in map(mapping, items(action.get("buttons")))

@@ -473,7 +473,12 @@ def test_interactive_sends_show_what_they_offer_once(org, manager, api, graph):
             "parameters": {"display_text": "Open it", "url": "https://example.com/c"},
         },
     }
-    for interactive in (menu, link):
+    where = {
+        "type": "location_request_message",
+        "body": {"text": "Where should we deliver?"},
+        "action": {"name": "send_location"},
+    }
+    for interactive in (menu, link, where):
         response = api.post(
             "/api/send/interactive",
             {"phone": f"+{CUSTOMER}", "interactive": interactive},
@@ -485,7 +490,9 @@ def test_interactive_sends_show_what_they_offer_once(org, manager, api, graph):
     text = page(client, conversation_url(conversation))
     assert text.count("<li>Orders</li>") == 1
     assert "<li>Open it</li>" in text
-    menu_chat, link_chat = Chat.objects.filter(type="outbound").order_by("id")
-    for chat, offered in ((menu_chat, "Orders"), (link_chat, "Open it")):
+    assert "<li>Send location</li>" in text
+    menu_chat, link_chat, where_chat = Chat.objects.filter(type="outbound").order_by("id")
+    offers = ((menu_chat, "Orders"), (link_chat, "Open it"), (where_chat, "Send location"))
+    for chat, offered in offers:
         chat_page = page(client, f"/admin/sending/chat/{chat.pk}/change/")
         assert chat_page.count(f"<li>{offered}</li>") == 1
