@@ -72,7 +72,7 @@ def test_staff_member_manages_canned_replies_in_a_real_browser(browser, live_ser
     browser.find_element(By.NAME, "username").send_keys("alice")
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    wait.until(seen.presence_of_element_located((By.ID, "site-name")))
+    wait.until(seen.presence_of_element_located((By.ID, "logout-form")))
     assert "WhatsApp Business Messaging" in browser.find_element(By.ID, "site-name").text
 
     # The admin is styled: the stylesheet was served and applied.

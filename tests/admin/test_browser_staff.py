@@ -36,7 +36,9 @@ def log_in(browser, live_server) -> None:
     browser.find_element(By.NAME, "username").send_keys("alice")
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    WebDriverWait(browser, 10).until(seen.presence_of_element_located((By.ID, "site-name")))
+    # Logged in once the logout form shows: the login page has the header's site name too,
+    # so waiting for that could go on before the session cookie was set.
+    WebDriverWait(browser, 10).until(seen.presence_of_element_located((By.ID, "logout-form")))
 
 
 def body_text(browser) -> str:
@@ -48,6 +50,7 @@ def body_text(browser) -> str:
 def test_the_header_switches_the_language_and_it_is_remembered(browser, live_server, alice):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
 
     log_in(browser, live_server)
     browser.get(f"{live_server.url}/admin/contacts/contact/")
@@ -57,11 +60,12 @@ def test_the_header_switches_the_language_and_it_is_remembered(browser, live_ser
     browser.find_element(By.CSS_SELECTOR, "#language-form button").click()
 
     # Back on the same page, in Spanish, though the browser asks for English.
+    WebDriverWait(browser, 10).until(lambda d: "Seleccione contacto a modificar" in body_text(d))
     assert browser.current_url.endswith("/admin/contacts/contact/")
-    assert "Seleccione contacto a modificar" in body_text(browser)
 
     # Another visit: logged out, the cookie gone, logged in again.
     browser.find_element(By.CSS_SELECTOR, "#logout-form button").click()
+    WebDriverWait(browser, 10).until(lambda d: not d.find_elements(By.ID, "logout-form"))
     browser.delete_all_cookies()
     log_in(browser, live_server)
     browser.get(f"{live_server.url}/admin/contacts/contact/")
