@@ -1,22 +1,33 @@
-"""The admin site's name, and organizations, API tokens and staff members in the admin.
+"""The admin site's name, and organizations, API tokens, staff members and the
+background tasks in the admin.
 
 Organizations and every membership are for superusers only; a manager has the staff
 page of their own organization (`StaffMember`), where they add staff and set roles.
 API tokens are scoped like every organization record; they are issued and revoked
 through accounts.services, and neither their digest nor their plaintext is ever shown
-in a list or a form.
+in a list or a form. The background tasks are the worker's page, opened here to
+managers for their organization's tasks (`OrganizationTaskAdmin`).
 """
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model, password_validation
+from django.http import Http404
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from django_tasks_db.models import DBTaskResult
 
 from accounts import services
-from accounts.admin_scoping import OrganizationScopedAdmin, is_scoped, staff_organization
+from accounts.admin_scoping import (
+    AgentAccess,
+    OrganizationScopedAdmin,
+    is_scoped,
+    role_allows,
+    staff_organization,
+)
 from accounts.models import ApiToken, Membership, Organization, Role, StaffMember
 from messaging_project.core.service_admin import ServiceAdmin, adopt
+from messaging_project.worker.admin import TaskAdmin
 
 admin.site.site_header = "WhatsApp Business Messaging"
 admin.site.site_title = "WhatsApp Business Messaging"
@@ -280,3 +291,37 @@ class StaffMemberAdmin(OrganizationScopedAdmin):
             role=form.cleaned_data.get("role") or Role.MANAGER,
         )
         adopt(obj, user.membership)
+
+
+# Scoped here, not in the worker: the worker imports no app, so it knows no staff or roles.
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(DBTaskResult)
+class OrganizationTaskAdmin(TaskAdmin):
+    """The background tasks: every task for superusers; for a manager, the tasks enqueued
+    for their organization (those with its TaskOrganization). Tasks for no organization
+    (the clean-ups) may name any organization's records: superusers' alone. Closed to
+    agents, like every operator's page."""
+
+    def get_queryset(self, request):
+        tasks = super().get_queryset(request)
+        if not is_scoped(request):
+            return tasks
+        organization = staff_organization(request)
+        if organization is None:
+            return tasks.none()
+        return tasks.filter(organization__organization_id=organization.pk)
+
+    def get_object(self, request, object_id, from_field=None):
+        # As on every organization's page: another organization's task is a 404.
+        task = super().get_object(request, object_id, from_field)
+        if task is None:
+            raise Http404("No such task.")
+        return task
+
+    def has_module_permission(self, request) -> bool:
+        return role_allows(request, AgentAccess.NONE, writes=False)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return role_allows(request, AgentAccess.NONE, writes=False)

@@ -14,7 +14,8 @@ Roles are enforced here too (docs/inbox.md, "Roles"): each ModelAdmin declares w
 agent may do on it (`agent_access`: nothing, the default, so that a new page is closed
 to agents until it says otherwise; view and use; or everything). An agent asking for a
 page beyond that gets a 403, whatever links the page shows. Managers and superusers
-may do everything staff can.
+may do everything staff can. The one page of another app's model, the background tasks
+(accounts/admin.py), asks the same question (`role_allows`).
 
 Soft-deleted records (those with `deleted_at` set) are left out for everyone, and
 deleting from the admin is the service's soft delete (subclasses say how). A record
@@ -102,6 +103,16 @@ class AgentAccess:
     ALL = "all"
 
 
+def role_allows(request, agent_access: str, *, writes: bool) -> bool:
+    """Whether the user may open a page whose agents may do `agent_access` (AgentAccess):
+    superusers and managers may do everything, staff without an organization nothing."""
+    if is_scoped(request) and staff_organization(request) is None:
+        return False
+    if not is_agent(request.user):
+        return True
+    return agent_access == AgentAccess.ALL or (agent_access == AgentAccess.VIEW and not writes)
+
+
 class OrganizationScopedAdmin(ServiceAdmin):
     """The base of every ModelAdmin whose model has an `organization`."""
 
@@ -146,22 +157,13 @@ class OrganizationScopedAdmin(ServiceAdmin):
 
     # Staff without an organization may do nothing at all; agents what `agent_access` says.
 
-    def _member_or_superuser(self, request) -> bool:
-        return not is_scoped(request) or staff_organization(request) is not None
-
     def _allowed(self, request, *, writes: bool) -> bool:
-        if not self._member_or_superuser(request):
-            return False
-        if not is_agent(request.user):
-            return True
-        return self.agent_access == AgentAccess.ALL or (
-            self.agent_access == AgentAccess.VIEW and not writes
-        )
+        return role_allows(request, self.agent_access, writes=writes)
 
     def has_manager_permission(self, request) -> bool:
         """For a page's own views that only managers may open, whatever `agent_access`
         says of its records (the contacts' import and export, syncing templates)."""
-        return self._member_or_superuser(request) and not is_agent(request.user)
+        return role_allows(request, AgentAccess.NONE, writes=False)
 
     def has_module_permission(self, request):
         return self._allowed(request, writes=False) and super().has_module_permission(request)

@@ -1,10 +1,12 @@
-"""The background tasks in the admin: for superusers only.
+"""The background tasks in the admin: for superusers only, as registered here.
 
-A task's arguments and traceback may name any organization's records, so staff
-members, who are scoped to one organization, never see this page, whatever
-permissions they were given. Read-only, like django_tasks_db's own page, which this
-one replaces: it adds how many times each task was taken (more than once when a
-worker died under it) and its error.
+A task's arguments and traceback may name any organization's records, and the worker
+imports no app, so it knows neither staff nor roles: this page is superusers' alone,
+whatever permissions staff were given. accounts, which knows staff and roles,
+registers it again for managers too, each seeing their organization's tasks
+(accounts/admin.py, `OrganizationTaskAdmin`). Read-only, like django_tasks_db's own
+page, which this one replaces: it adds how many times each task was taken (more than
+once when a worker died under it) and its error.
 """
 
 import django_tasks_db.admin  # noqa: F401 - registers the page this one replaces

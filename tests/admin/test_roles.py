@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 # Closed to agents: tokens, numbers and channel settings, event endpoints and
 # deliveries, campaigns, imports and exports, the chats' log and the auto-replies,
-# unhandled webhook items, opt-out words, and staff.
+# unhandled webhook items, opt-out words, staff, and the background tasks.
 MANAGERS_ONLY = [
     ("accounts_apitoken", "changelist"),
     ("accounts_apitoken", "add"),
@@ -35,13 +35,13 @@ MANAGERS_ONLY = [
     ("sending_chat", "changelist"),
     ("sending_autoreply", "changelist"),
     ("sending_unhandledwebhookitem", "changelist"),
+    ("django_tasks_database_dbtaskresult", "changelist"),
 ]
-# Superusers' alone: every organization's staff, the organizations with their channel
-# settings, and the background tasks.
+# Superusers' alone: every organization's staff, and the organizations with their
+# channel settings.
 SUPERUSERS_ONLY = [
     ("accounts_membership", "changelist"),
     ("accounts_organization", "changelist"),
-    ("django_tasks_database_dbtaskresult", "changelist"),
 ]
 AGENTS_TOO = [
     ("contacts_contact", "changelist"),

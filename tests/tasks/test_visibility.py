@@ -1,16 +1,18 @@
-"""What an operator sees of the background work: the tasks in the admin (superusers
-only), each organization's auto-replies (scoped like every record), `tasks_status`."""
+"""What an operator sees of the background work: the tasks in the admin (every one for
+superusers, a manager's organization's for a manager), each organization's auto-replies
+(scoped like every record), `tasks_status`."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from messaging_project.worker.models import WorkerHeartbeat
+from messaging_project.worker.turns import enqueue_in_turn
 from sending.models import AutoReply
 from tests.background import run_tasks
 from tests.sending.factories import ChatFactory
@@ -50,18 +52,23 @@ def test_superusers_see_each_task_with_its_attempts_and_last_error(admin_super, 
     assert model_admin.attempts(rows["always_fails"]) == 1
 
 
-def test_staff_never_see_the_tasks_whatever_their_permissions(admin_a, staff_a, runs_table):
-    staff_a.user_permissions.add(
-        *Permission.objects.filter(content_type__app_label="django_tasks_database")
-    )
-    jobs.record_run.enqueue(1)
-    task = DBTaskResult.objects.get()
+def test_a_manager_sees_only_the_tasks_enqueued_for_their_organization(
+    admin_a, org_a, org_b, runs_table
+):
+    mine = enqueue_in_turn(jobs.record_run, org_a.pk, 1)
+    theirs = enqueue_in_turn(jobs.record_run, org_b.pk, 2)
+    cleanup = jobs.record_run.enqueue(3)  # for no organization, like the clean-ups
 
-    assert admin_a.get(TASKS).status_code == 403
-    change = reverse("admin:django_tasks_database_dbtaskresult_change", args=[task.pk])
-    assert admin_a.get(change).status_code == 403
-    index = admin_a.get(reverse("admin:index"))
-    assert "Task Results" not in index.text and "dbtaskresult" not in index.text
+    listing = admin_a.get(TASKS)
+    assert listing.status_code == 200
+    assert [row.pk for row in listing.context["cl"].result_list] == [uuid.UUID(mine.id)]
+
+    def change(result) -> str:
+        return reverse("admin:django_tasks_database_dbtaskresult_change", args=[result.id])
+
+    assert admin_a.get(change(mine)).status_code == 200
+    assert admin_a.get(change(theirs)).status_code == 404
+    assert admin_a.get(change(cleanup)).status_code == 404
 
 
 def test_staff_see_their_organizations_auto_replies_and_not_others(admin_a, org_a, org_b):
