@@ -71,12 +71,14 @@ def env_delays(name: str, default: list[float]) -> list[float]:
 
 
 def local_secret_key() -> str:
-    """A random key kept in var/, so that every worker and restart shares it."""
+    """A random key kept in var/, so that every worker and restart shares it; readable by
+    its owner alone, as a key is."""
     path = VAR_DIR / "secret_key"
     if not path.exists():
         VAR_DIR.mkdir(parents=True, exist_ok=True)
         candidate = path.with_name(f"secret_key.{os.getpid()}")
-        candidate.write_text(secrets.token_urlsafe(50))
+        with os.fdopen(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as key:
+            key.write(secrets.token_urlsafe(50))
         try:
             os.link(candidate, path)  # atomic: the first process to get here wins
         except FileExistsError:
