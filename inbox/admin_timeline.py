@@ -10,8 +10,9 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from messaging_project.core.interactive import flow_response
 from sending.models import Chat, ChatSource, ChatStatus, ChatType, Conversation, MediaState
-from sending.readable import flow_answers, offered_buttons, parse_json
+from sending.readable import flow_answers, offered_buttons
 
 MEDIA_TYPES = ("image", "audio", "video", "document", "sticker")
 # The ticks beside an outbound message, as WhatsApp draws them.
@@ -136,7 +137,7 @@ def message_of(chat: Chat, conversation: Conversation) -> Message:
             response = choice["response"] if "response" in choice else reply.get("response_json")
             message.text = "\n".join(
                 f"{name}: {value}" if name else value
-                for name, value in flow_answers(parse_json(response))
+                for name, value in flow_answers(flow_response(response))
             )
         else:
             message.choice = text_of(reply.get("title")) or text_of(reply.get("id"))

@@ -12,6 +12,8 @@ from typing import Any
 
 from django.utils.translation import gettext
 
+from messaging_project.core.interactive import flow_response
+
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 
 
@@ -141,7 +143,7 @@ def read_interactive(message: ReadableMessage, interactive: dict, choice: dict) 
     if kind == "nfm_reply":
         # What the customer filled in: parsed when the webhook kept it, else read here.
         response = choice["response"] if "response" in choice else reply.get("response_json")
-        message.answers = flow_answers(parse_json(response))
+        message.answers = flow_answers(flow_response(response))
         message.body = ""
         return
     if not message.body:
@@ -170,14 +172,3 @@ def offered_buttons(interactive: dict) -> list[str]:
     for section in map(mapping, items(action.get("sections"))):
         titles.extend(text(row.get("title")) for row in map(mapping, items(section.get("rows"))))
     return titles
-
-
-def parse_json(value: Any) -> Any:
-    """JSON text parsed into an object; anything else as it is."""
-    if not isinstance(value, str):
-        return value
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-    return parsed if isinstance(parsed, dict) else value

@@ -7,7 +7,6 @@ business-scoped user id (contacts.services). Everything WhatsApp sent is kept in
 chat's metadata, less the ids that have their own columns.
 """
 
-import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +20,7 @@ from events.models import Event
 from inbound.media import fetch_media
 from inbound.services.media import INBOUND_KINDS, MEDIA_ID, clean
 from inbound.services.webhook_items import WebhookSummary, as_dict, as_list, parse_timestamp
+from messaging_project.core.interactive import flow_response
 from messaging_project.core.phones import normalize_phone
 from messaging_project.core.storable import is_storable_json, without_unstorable
 from messaging_project.worker.turns import enqueue_in_turn
@@ -188,18 +188,6 @@ def tapped_choice(kind: str, item: dict) -> dict[str, Any] | None:
 
 def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def flow_response(response_json: Any) -> Any:
-    """A Flow's answers: WhatsApp sends them as JSON text; kept parsed when they parse
-    into an object, else as WhatsApp sent them."""
-    if not isinstance(response_json, str):
-        return response_json
-    try:
-        parsed = json.loads(response_json)
-    except (ValueError, RecursionError):
-        return response_json
-    return parsed if isinstance(parsed, dict) else response_json
 
 
 def matchable_text(kind: str, item: dict) -> str | None:

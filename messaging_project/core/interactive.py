@@ -13,6 +13,7 @@ numbers are its params: the API shows it in English (`in_english`), the admin in
 staff member's language (messaging_project/core/service_admin.py, `translated`).
 """
 
+import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -295,3 +296,15 @@ def with_texts_filled(value: dict, fill: Callable[[str], str]) -> dict:
             text = fill(piece["text"])[:limit]
             filled[part] = {**piece, "text": text if text.strip() else piece["text"]}
     return filled
+
+
+def flow_response(response_json: Any) -> Any:
+    """A Flow's answers (`nfm_reply.response_json`): WhatsApp sends them as JSON text;
+    parsed when they parse into an object, else as WhatsApp sent them."""
+    if not isinstance(response_json, str):
+        return response_json
+    try:
+        parsed = json.loads(response_json)
+    except (ValueError, RecursionError):
+        return response_json
+    return parsed if isinstance(parsed, dict) else response_json
