@@ -10,9 +10,8 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from messaging_project.core.interactive import flow_response
 from sending.models import Chat, ChatSource, ChatStatus, ChatType, Conversation, MediaState
-from sending.readable import flow_answers, offered_buttons
+from sending.readable import readable
 
 MEDIA_TYPES = ("image", "audio", "video", "document", "sticker")
 # The ticks beside an outbound message, as WhatsApp draws them.
@@ -112,50 +111,28 @@ def message_of(chat: Chat, conversation: Conversation) -> Message:
         quoted_id=text_of(as_dict(metadata.get("context")).get("message_id"))
         or text_of(as_dict(metadata.get("context")).get("id")),
     )
-    text = as_dict(metadata.get("text"))
-    message.text = text_of(text.get("body"))
-    message.header = text_of(text.get("header"))
-    message.footer = text_of(text.get("footer"))
+    # What the message says, read as the chat's admin page reads it (sending.readable).
+    read = readable(metadata)
+    message.text, message.header, message.footer = read.body, read.header, read.footer
+    message.buttons = read.buttons
     template = as_dict(metadata.get("template"))
     if template:
-        message.template = text_of(template.get("name"))
+        message.template = read.template
         if not message.text:  # a template not synced here: its parameters as sent
             message.text = ", ".join(sent_parameters(template))
-    message.buttons = [
-        text_of(as_dict(button).get("text")) for button in metadata.get("buttons") or []
-    ]
-    if kind == "interactive" and not message.inbound and not message.buttons:
-        # A link or Flow button: not among a send's reply buttons and rows.
-        message.buttons = offered_buttons(as_dict(metadata.get("interactive")))
-    if kind == "interactive" and message.inbound:
-        interactive = as_dict(metadata.get("interactive"))
-        reply_type = text_of(interactive.get("type"))
-        reply = as_dict(interactive.get(reply_type))
-        if reply_type == "nfm_reply":  # a Flow's answers: what the customer filled in
+    if kind in ("interactive", "button") and message.inbound:
+        message.choice = read.choice or read.choice_id  # a tap: a button or a list row
+        if as_dict(metadata.get("interactive")).get("type") == "nfm_reply":  # a Flow's answers
             message.kind = str(FLOW_ANSWERS)
-            choice = as_dict(metadata.get("choice"))
-            response = choice["response"] if "response" in choice else reply.get("response_json")
             message.text = "\n".join(
-                f"{name}: {value}" if name else value
-                for name, value in flow_answers(flow_response(response))
+                f"{name}: {value}" if name else value for name, value in read.answers
             )
-        else:
-            message.choice = text_of(reply.get("title")) or text_of(reply.get("id"))
-            message.text = text_of(reply.get("description"))
-    elif kind == "button" and message.inbound:  # a template's quick-reply button
-        message.choice = text_of(as_dict(metadata.get("button")).get("text"))
-        message.text = ""
     elif kind in MEDIA_TYPES and not template:
         describe_media(message, chat, as_dict(metadata.get(kind)), kind, conversation)
     elif kind == "reaction":
-        message.kind = str(KIND_NAMES["reaction"])
-        message.text = text_of(as_dict(metadata.get("reaction")).get("emoji"))
+        message.kind, message.text = str(KIND_NAMES["reaction"]), read.reaction
     elif kind == "location":
-        location = as_dict(metadata.get("location"))
-        message.kind = str(KIND_NAMES["location"])
-        place = [text_of(location.get("name")), text_of(location.get("address"))]
-        coordinates = f"{location.get('latitude', '')}, {location.get('longitude', '')}"
-        message.text = " · ".join(part for part in [*place, coordinates] if part)
+        message.kind, message.text = str(KIND_NAMES["location"]), read.location
     elif kind in KIND_NAMES:
         message.kind = str(KIND_NAMES[kind])
     elif not message.text and not template:
