@@ -87,3 +87,20 @@ def screenshot(driver, name: str) -> None:
     target = SCREENSHOTS / name
     driver.save_screenshot(str(target.with_suffix(".tmp.png")))
     shutil.move(target.with_suffix(".tmp.png"), target)
+
+
+def log_in(browser, live_server, username: str = "alice") -> None:
+    """Log in through the admin's form and wait until the logged-in header shows: the
+    login page has the header's site name too, so waiting for that could go on before
+    the session cookie was set."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.admin.conftest import PASSWORD
+
+    browser.get(f"{live_server.url}/admin/login/")
+    browser.find_element(By.NAME, "username").send_keys(username)
+    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    WebDriverWait(browser, 10).until(seen.presence_of_element_located((By.ID, "logout-form")))

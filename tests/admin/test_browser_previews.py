@@ -7,10 +7,7 @@ import json
 
 import pytest
 
-from accounts.services import create_staff_user
-from tests.admin.browsing import BROWSER_TEST, start_browser
-from tests.admin.conftest import PASSWORD
-from tests.admin.test_browser_staff import log_in
+from tests.admin.browsing import BROWSER_TEST, log_in, start_browser
 
 pytestmark = BROWSER_TEST
 
@@ -20,11 +17,6 @@ def browser():
     driver = start_browser("es")
     yield driver
     driver.quit()
-
-
-@pytest.fixture
-def alice(org_a):
-    return create_staff_user(username="alice", organization=org_a, password=PASSWORD)
 
 
 def preview(browser) -> str:
@@ -41,7 +33,7 @@ def type_into(browser, name: str, text: str) -> None:
     field.send_keys(text)
 
 
-def test_a_menus_preview_follows_its_json(browser, live_server, alice):
+def test_a_menus_preview_follows_its_json(browser, live_server, staff_a):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.select import Select
 
@@ -76,7 +68,7 @@ def test_a_menus_preview_follows_its_json(browser, live_server, alice):
 
 
 def test_the_template_writers_preview_fills_the_examples_as_they_are_typed(
-    browser, live_server, alice
+    browser, live_server, staff_a
 ):
     log_in(browser, live_server)
     browser.get(f"{live_server.url}/admin/business_numbers/messagetemplate/write/")

@@ -5,11 +5,9 @@ name. Skipped only where Debian's chromium and chromium-driver are not installed
 
 import pytest
 
-from accounts.services import create_staff_user
 from campaigns.models import Campaign
 from contacts.models import Contact
-from tests.admin.browsing import BROWSER_TEST, start_browser
-from tests.admin.conftest import PASSWORD
+from tests.admin.browsing import BROWSER_TEST, log_in, start_browser
 from tests.factories import create_chat, create_template
 
 pytestmark = BROWSER_TEST
@@ -22,32 +20,13 @@ def browser():
     driver.quit()
 
 
-@pytest.fixture
-def alice(org_a):
-    return create_staff_user(username="alice", organization=org_a, password=PASSWORD)
-
-
-def log_in(browser, live_server) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as seen
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser.get(f"{live_server.url}/admin/login/")
-    browser.find_element(By.NAME, "username").send_keys("alice")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    # Logged in once the logout form shows: the login page has the header's site name too,
-    # so waiting for that could go on before the session cookie was set.
-    WebDriverWait(browser, 10).until(seen.presence_of_element_located((By.ID, "logout-form")))
-
-
 def body_text(browser) -> str:
     from selenium.webdriver.common.by import By
 
     return browser.find_element(By.TAG_NAME, "body").text
 
 
-def test_the_header_switches_the_language_and_it_is_remembered(browser, live_server, alice):
+def test_the_header_switches_the_language_and_it_is_remembered(browser, live_server, staff_a):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.select import Select
     from selenium.webdriver.support.ui import WebDriverWait
@@ -76,7 +55,7 @@ def test_the_header_switches_the_language_and_it_is_remembered(browser, live_ser
     )
 
 
-def test_a_chat_reads_as_its_message(browser, live_server, alice, org_a):
+def test_a_chat_reads_as_its_message(browser, live_server, staff_a, org_a):
     contact = Contact.objects.create(organization=org_a, phone="4915112345671", first_name="Ana")
     template = {
         "name": "order_update",
@@ -96,7 +75,7 @@ def test_a_chat_reads_as_its_message(browser, live_server, alice, org_a):
     assert '"parameters"' not in text  # the recorded JSON stays folded
 
 
-def test_a_campaign_asks_for_each_template_variable_by_name(browser, live_server, alice, org_a):
+def test_a_campaign_asks_for_each_template_variable_by_name(browser, live_server, staff_a, org_a):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as seen
     from selenium.webdriver.support.select import Select

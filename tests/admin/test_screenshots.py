@@ -22,6 +22,7 @@ from canned_replies.models import CannedReply
 from contacts.models import Contact, ContactGroup, OptOutWords
 from events.models import Delivery, DeliveryStatus, Endpoint
 from sending.models import AutoReply, AutoReplyState, Chat
+from tests.admin import browsing
 from tests.admin.browsing import BROWSER_TEST, screenshot, start_browser
 from tests.admin.conftest import PASSWORD
 from tests.admin.test_browser import contacts_for_the_picture
@@ -282,16 +283,7 @@ def pages_data(db):
 
 
 def log_in(browser, live_server, username: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as seen
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser.get(f"{live_server.url}/admin/login/")
-    browser.find_element(By.NAME, "username").send_keys(username)
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    WebDriverWait(browser, 10).until(lambda driver: "/login/" not in driver.current_url)
-    WebDriverWait(browser, 10).until(seen.presence_of_element_located((By.ID, "site-name")))
+    browsing.log_in(browser, live_server, username)
     # The pictures are taken without the navigation sidebar, so the lists have room (the
     # browser remembers it for the following pages).
     browser.execute_script("localStorage.setItem('django.admin.navSidebarIsOpen', 'false')")
