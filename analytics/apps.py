@@ -9,25 +9,11 @@ class AnalyticsConfig(AppConfig):
     def ready(self):
         # Registers the app's OpenAPI description with drf-spectacular (see that module).
         from analytics.api import schema  # noqa: F401
-        from analytics.services import (
-            on_conversations_changed,
-            on_messages_in,
-            on_messages_out,
-            on_statuses_moved,
-            on_statuses_recorded,
-        )
-        from sending.recorded import (
-            ConversationsChanged,
-            MessagesIn,
-            MessagesOut,
-            StatusesMoved,
-            StatusesRecorded,
-            listen,
-        )
+        from analytics.services import on_conversations_changed, on_messages_in, on_messages_out
+        from sending.recorded import ConversationsChanged, MessagesIn, MessagesOut, listen
 
-        # The figures move in the transaction of the messages and statuses they count.
+        # The figures move in the transaction of the messages they count; a status's, by
+        # the chat it moves (analytics/folding.py).
         listen(MessagesIn, on_messages_in)
         listen(MessagesOut, on_messages_out)
-        listen(StatusesMoved, on_statuses_moved)
-        listen(StatusesRecorded, on_statuses_recorded)
         listen(ConversationsChanged, on_conversations_changed)

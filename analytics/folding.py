@@ -1,11 +1,14 @@
-"""The increments the listeners append (analytics/services.py) added to the rollup: by
-the worker once a minute (analytics/tasks.py), and for one organization just before its
-figures are read, so that a read counts everything committed before it.
+"""The figures' changes not counted yet, added to the rollup: the increments the
+listeners append (analytics/services.py), and the chats that moved since counted
+(sending's Chat.counted_status). By the worker once a minute (analytics/tasks.py), and
+for one organization just before its figures are read.
 
-Exactly once: the fold deletes the increments it takes in the transaction that adds
-them to the rollup (queries.take_increments), so two folds at once (two workers, a
-worker and a read) take each increment once between them, and a fold that fails adds
-nothing and takes nothing.
+Exactly once: the fold deletes the increments it takes, and clears the marks of the
+chats it counts, in the transaction that adds them to the rollup (queries.take_increments,
+queries.fold_moves_sql), so two folds at once (two workers, a worker and a read) take
+each once between them, and a fold that fails adds nothing and takes nothing. A chat
+another transaction holds is left for the next fold (and counted by a read meanwhile:
+analytics/selectors.py), so a fold never waits for a status webhook.
 """
 
 from collections import defaultdict
@@ -22,10 +25,13 @@ from analytics.queries import (
     await_staff,
     claim_billed,
     fold_batch,
+    fold_moves_batch,
     take_increments,
+    take_moves,
 )
+from analytics.services import added, billable_category, moved, utc_day
 from business_numbers.models import Number
-from sending.models import Chat, Conversation
+from sending.models import Chat, ChatStatusEvent, ChatType, Conversation
 
 # Increments taken per transaction: a minute of a busy number's statuses in a few.
 BATCH = 5000
@@ -34,7 +40,12 @@ DAY = Increment._meta.get_field("day")
 
 
 def fold(organization_id: int | None = None) -> int:
-    """Add every increment (of one organization, or all) to the rollup; how many."""
+    """Add every increment and every moved chat (of one organization, or all) to the
+    rollup; how many."""
+    return fold_increments(organization_id) + fold_moves(organization_id)
+
+
+def fold_increments(organization_id: int | None) -> int:
     folded = 0
     while True:
         # Inside a caller's transaction, in it: a failure fails the caller's too.
@@ -89,3 +100,50 @@ def add_to_rollup(taken: list[tuple]) -> None:
     if waits:
         found = Conversation._base_manager.filter(pk__in=list(waits)).values_list("pk", flat=True)
         await_staff({conversation_id: waits[conversation_id] for conversation_id in found})
+
+
+def fold_moves(organization_id: int | None) -> int:
+    """Count the chats that moved since counted (of one organization, or all): each
+    outbound one's change from the status counted to the status it has, and its billable
+    pricing claimed; how many."""
+    folded = 0
+    while True:
+        with transaction.atomic(savepoint=False):
+            if connection.vendor == "postgresql":
+                taken = fold_moves_batch(organization_id, BATCH)
+            else:
+                rows = take_moves(organization_id, BATCH)
+                count_moves(rows)
+                taken = len(rows)
+        if not taken:
+            return folded
+        folded += taken
+
+
+def count_moves(taken: list[tuple]) -> None:
+    """Add moved chats (queries.take_moves) to DailyMessages and DailyBillable, as
+    queries.fold_moves_sql does in one statement on PostgreSQL."""
+    counts: dict[MessageKey, list[int]] = {}
+    outbound: dict[int, MessageKey] = {}
+    for chat_id, organization, number, kind, created_at, before, after in taken:
+        if kind != ChatType.OUTBOUND:
+            continue
+        key = outbound[chat_id] = (organization, utc_day(created_at), number)
+        change = list(moved(before, after))
+        if any(change):
+            counts[key] = added(counts.get(key, [0] * len(MESSAGE_COUNTERS)), change)
+    add_messages(counts)
+    first_priced: dict[int, str] = {}
+    priced = (
+        ChatStatusEvent.objects.filter(chat_id__in=list(outbound), pricing__billable=True)
+        .order_by("timestamp", "id")
+        .values_list("chat_id", "pricing")
+    )
+    for chat_id, pricing in priced:
+        category = billable_category(pricing)
+        if category is not None:
+            first_priced.setdefault(chat_id, category)
+    by_category: dict[tuple[int, date, int, str], int] = defaultdict(int)
+    for chat_id in claim_billed(first_priced):
+        by_category[(*outbound[chat_id], first_priced[chat_id])] += 1
+    add_billable(by_category)

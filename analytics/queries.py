@@ -21,14 +21,22 @@ from analytics.models import (
 from business_numbers.models import Number
 from events.services import at_batch_end
 from messaging_project.core.database import Statement, execute_together
-from sending.models import Chat, Conversation
+from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, Conversation
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
+# Which of (sent, delivered, read, failed) an outbound message in each status counts as.
+REACHED: dict[str, tuple[int, int, int, int]] = {
+    ChatStatus.SENT: (1, 0, 0, 0),
+    ChatStatus.DELIVERED: (1, 1, 0, 0),
+    ChatStatus.READ: (1, 1, 1, 0),
+    ChatStatus.PLAYED: (1, 1, 1, 0),
+    ChatStatus.FAILED: (0, 0, 0, 1),
+}
+STATUS_COUNTERS = MESSAGE_COUNTERS[1:5]
 Names = tuple[str, ...]  # a table's columns
 MessageKey = tuple[int, date, int]  # organization, day, number
 
 COUNTED = ("organization_id", "day", "number_id", *MESSAGE_COUNTERS)
-BILLED = ("organization_id", "day", "number_id", "chat_id", "category")
 WAITING = ("organization_id", "day", "number_id", "conversation_id", "waiting_since")
 TAKEN = ("id", *COUNTED, "chat_id", "category", "conversation_id", "waiting_since")
 
@@ -69,15 +77,6 @@ def append(columns: Names, rows: list[tuple]) -> None:
 def append_counts(deltas: dict[MessageKey, list[int]]) -> None:
     """Increments of MESSAGE_COUNTERS, by (organization, day, number)."""
     append(COUNTED, [(*key, *counts) for key, counts in deltas.items() if any(counts)])
-
-
-def append_billable(billable: dict[int, tuple[str, MessageKey]]) -> None:
-    """Billable messages (chat id: pricing category and the chat's key), to be claimed
-    once each when folded."""
-    append(
-        BILLED,
-        [(*key, chat_id, category) for chat_id, (category, key) in sorted(billable.items())],
-    )
 
 
 def append_waits(conversations: list, since: datetime) -> None:
@@ -187,6 +186,120 @@ def fold_batch(organization_id: int | None, limit: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(fold_sql(organization_id is not None), scoped(organization_id, limit))
         return cursor.fetchone()[0]
+
+
+def reaching(counter: str, column: str) -> str:
+    """SQL: 1 when a message in the status of `column` counts as `counter`, else 0."""
+    place = STATUS_COUNTERS.index(counter)
+    listed = ", ".join(f"'{status}'" for status, reached in REACHED.items() if reached[place])
+    return f"({column} IN ({listed}))::int"
+
+
+def moves_sql(one_organization: bool) -> str:
+    """MOVES_SQL: the chats up to a limit (of one organization, the first parameter, or
+    all) that moved since the figures counted them."""
+    scope = "AND organization_id = %s " if one_organization else ""
+    return MOVES_SQL.format(chat=Chat._meta.db_table, scope=scope)
+
+
+# The chats marked as moved since counted (Chat.counted_status), oldest first, locked;
+# one another transaction holds (a status webhook moving it, another fold) is left for
+# the next fold: a fold never waits, so it is never in a deadlock.
+MOVES_SQL = """
+    SELECT id, counted_status FROM {chat}
+    WHERE counted_status IS NOT NULL {scope}ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+"""
+
+
+@lru_cache(maxsize=2)
+def fold_moves_sql(one_organization: bool) -> str:
+    """The fold of up to a batch of moved chats as one statement (PostgreSQL): each
+    chat's mark cleared, the change from the status counted to the status it has added
+    to its day (an outbound chat's), and the billable messages claimed, each at the
+    pricing of its first billable status, and counted by category; how many were taken.
+    As folding.fold_moves does in Python elsewhere."""
+    chat, event = Chat._meta.db_table, ChatStatusEvent._meta.db_table
+    daily, billable = DailyMessages._meta.db_table, DailyBillable._meta.db_table
+    changes = ", ".join(
+        f"{reaching(name, 'after')} - {reaching(name, 'before')} AS {name}"
+        for name in STATUS_COUNTERS
+    )
+    sums = ", ".join(f"sum({name})" for name in STATUS_COUNTERS)
+    added = " OR ".join(f"sum({name}) <> 0" for name in STATUS_COUNTERS)
+    increments = ", ".join(f"{name} = {daily}.{name} + excluded.{name}" for name in STATUS_COUNTERS)
+    return f"""
+        WITH picked AS ({moves_sql(one_organization)}),
+        moved AS (
+            UPDATE {chat} chat SET counted_status = NULL FROM picked WHERE chat.id = picked.id
+            RETURNING chat.id, chat.organization_id, chat.number_id, chat.type,
+                (chat.created_at AT TIME ZONE 'UTC')::date AS day,
+                picked.counted_status AS before, chat.status AS after
+        ),
+        outbound AS (SELECT * FROM moved WHERE type = '{ChatType.OUTBOUND}'),
+        changes AS (
+            SELECT organization_id, day, number_id, {changes} FROM outbound
+        ),
+        counted AS (
+            INSERT INTO {daily}
+                (organization_id, day, number_id, {", ".join(MESSAGE_COUNTERS)})
+            SELECT organization_id, day, number_id, 0, {sums}, 0 FROM changes
+            GROUP BY organization_id, day, number_id HAVING {added}
+            ORDER BY organization_id, day, number_id
+            ON CONFLICT (organization_id, day, number_id) DO UPDATE SET {increments}
+        ),
+        priced AS (
+            SELECT DISTINCT ON (outbound.id)
+                outbound.id AS chat_id, outbound.organization_id, outbound.day,
+                outbound.number_id,
+                CASE WHEN jsonb_typeof(event.pricing -> 'category') = 'string'
+                          AND event.pricing ->> 'category' <> ''
+                     THEN left(event.pricing ->> 'category', 64) ELSE 'unknown' END AS category
+            FROM outbound JOIN {event} event ON event.chat_id = outbound.id
+            WHERE event.pricing -> 'billable' = 'true'::jsonb
+            ORDER BY outbound.id, event.timestamp, event.id
+        ),
+        claimed AS (
+            INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
+            SELECT chat_id, category FROM priced ORDER BY chat_id
+            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id
+        ),
+        billed AS (
+            INSERT INTO {billable} (organization_id, day, number_id, category, messages)
+            SELECT organization_id, day, number_id, category, count(*)
+            FROM claimed JOIN priced USING (chat_id)
+            GROUP BY organization_id, day, number_id, category
+            ORDER BY organization_id, day, number_id, category
+            ON CONFLICT (organization_id, day, number_id, category)
+            DO UPDATE SET messages = {billable}.messages + excluded.messages
+        )
+        SELECT count(*) FROM moved
+    """  # noqa: S608
+
+
+def fold_moves_batch(organization_id: int | None, limit: int) -> int:
+    """Up to `limit` moved chats (of one organization, or all) counted in the rollup in
+    one statement (fold_moves_sql); how many were taken."""
+    with connection.cursor() as cursor:
+        cursor.execute(fold_moves_sql(organization_id is not None), scoped(organization_id, limit))
+        return cursor.fetchone()[0]
+
+
+def take_moves(organization_id: int | None, limit: int) -> list[tuple]:
+    """Elsewhere than PostgreSQL: up to `limit` moved chats (of one organization, or all)
+    as (id, organization, number, type, created_at, status counted, status now), their
+    marks cleared. Inside the caller's transaction, which holds the database's write lock
+    from its start (SQLite's IMMEDIATE transactions): nothing moves them meanwhile."""
+    chats = Chat._base_manager.filter(counted_status__isnull=False)
+    if organization_id is not None:
+        chats = chats.filter(organization_id=organization_id)
+    taken = list(
+        chats.order_by("id").values_list(
+            "id", "organization_id", "number_id", "type", "created_at", "counted_status", "status"
+        )[:limit]
+    )
+    if taken:
+        Chat._base_manager.filter(pk__in=[row[0] for row in taken]).update(counted_status=None)
+    return taken
 
 
 def upsert(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> Statement | None:

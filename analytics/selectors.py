@@ -9,7 +9,8 @@ from statistics import median
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import Count, Exists, JSONField, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import TruncDate
 
 from accounts.models import Organization
 from analytics.folding import fold
@@ -21,9 +22,18 @@ from analytics.models import (
     FirstResponse,
 )
 from analytics.queries import MESSAGE_COUNTERS
+from analytics.services import billable_category, moved
 from business_numbers.models import Number
 from campaigns.models import Campaign, Recipient, RecipientStatus
-from sending.models import Chat, ChatStatus, ChatType, Conversation, ConversationStatus
+from messaging_project.core.database import one_snapshot
+from sending.models import (
+    Chat,
+    ChatStatus,
+    ChatStatusEvent,
+    ChatType,
+    Conversation,
+    ConversationStatus,
+)
 
 # A reply counts when the customer wrote within this time after their campaign message.
 REPLY_WINDOW = timedelta(hours=72)
@@ -44,28 +54,64 @@ def messages_per_day(
     *, organization: Organization, start: date, end: date, number: Number | None = None
 ) -> list[Day]:
     """Each UTC day from `start` to `end`, both included, days with nothing too: the
-    organization's increments folded, then two queries over the rollup."""
+    organization's changes folded, then two queries over the rollup and two over the
+    chats the fold had to leave (held by another transaction at that moment), all on
+    one snapshot, so that what is counted is what was committed before it, once."""
     fold(organization.pk)
     scope = Q(organization=organization, day__gte=start, day__lte=end)
     if number is not None:
         scope &= Q(number=number)
     days = {day: Day(day) for day in days_between(start, end)}
     sums = {name: Sum(name) for name in MESSAGE_COUNTERS}
-    rows = DailyMessages.objects.filter(scope).values_list("day").annotate(**sums).order_by()
-    for day, *values in rows:
-        days[day].counts = {
-            name: value or 0 for name, value in zip(MESSAGE_COUNTERS, values, strict=True)
-        }
-    billable = (
-        DailyBillable.objects.filter(scope)
-        .values_list("day", "category")
-        .annotate(n=Sum("messages"))
-        .order_by()
-    )
-    for day, category, count in billable:
-        if count:
-            days[day].billable[category] = count
+    with one_snapshot():
+        rows = DailyMessages.objects.filter(scope).values_list("day").annotate(**sums).order_by()
+        for day, *values in rows:
+            days[day].counts = {
+                name: value or 0 for name, value in zip(MESSAGE_COUNTERS, values, strict=True)
+            }
+        billable = (
+            DailyBillable.objects.filter(scope)
+            .values_list("day", "category")
+            .annotate(n=Sum("messages"))
+            .order_by()
+        )
+        for day, category, count in billable:
+            if count:
+                days[day].billable[category] = count
+        add_moves_not_counted(days, organization, number)
     return list(days.values())
+
+
+def add_moves_not_counted(days: dict[date, Day], organization: Organization, number) -> None:
+    """Add to `days` the outbound chats of those days that moved since the rollup counted
+    them (Chat.counted_status), as the fold will add them, in one query: none, or a few
+    held by another transaction during the fold."""
+    since, until = day_bounds(min(days), max(days))
+    moved_chats = Chat._base_manager.filter(
+        organization=organization,
+        counted_status__isnull=False,
+        type=ChatType.OUTBOUND,
+        created_at__gte=since,
+        created_at__lt=until,
+    )
+    if number is not None:
+        moved_chats = moved_chats.filter(number=number)
+    first_priced = (
+        ChatStatusEvent.objects.filter(chat_id=OuterRef("pk"), pricing__billable=True)
+        .order_by("timestamp", "id")
+        .values("pricing")[:1]
+    )
+    changes = moved_chats.annotate(
+        day=TruncDate("created_at", tzinfo=UTC),
+        billed=Exists(BilledMessage.objects.filter(chat_id=OuterRef("pk"))),
+        pricing=Subquery(first_priced, output_field=JSONField()),
+    ).values_list("day", "counted_status", "status", "billed", "pricing")
+    for day, before, after, billed, pricing, count in changes.annotate(n=Count("id")).order_by():
+        for name, change in zip(MESSAGE_COUNTERS, moved(before, after), strict=True):
+            days[day].counts[name] += change * count
+        category = None if billed else billable_category(pricing)
+        if category is not None:
+            days[day].billable[category] = days[day].billable.get(category, 0) + count
 
 
 @dataclass

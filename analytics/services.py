@@ -1,13 +1,14 @@
-"""The figures kept as messages change: listeners of sending's recorded messages and
-statuses (sending/recorded.py), each appending a batch's increments in one statement in
-the transaction of what it counts (analytics/queries.py), which the fold adds to the
-rollup (analytics/folding.py).
+"""The figures kept as messages change: listeners of the messages sending records
+(sending/recorded.py), each appending a batch's increments in one statement in the
+transaction of what it counts (analytics/queries.py), which the fold adds to the rollup
+(analytics/folding.py). Statuses write nothing here: a chat a status moves keeps the
+status the figures counted (Chat.counted_status), and the fold counts the change.
 
 An outbound message counts on the UTC day it was created, at the status it has now: a
 read one counts as sent, delivered and read; a failed one as failed only. A status moves
-the figures only when it moves the chat (sending announces each move once, with the
-status before and after), so duplicates, statuses out of order and a `read` before its
-`delivered` count exactly once.
+the figures only when it moves the chat, and the fold counts the chat's move from the
+status counted to the status it has, so duplicates, statuses out of order and a `read`
+before its `delivered` count exactly once.
 """
 
 from collections import defaultdict
@@ -18,30 +19,16 @@ from django.utils import timezone
 from analytics.models import Awaiting, FirstResponse
 from analytics.queries import (
     MESSAGE_COUNTERS,
+    REACHED,
     add_staff_messages,
-    append_billable,
     append_counts,
     append_waits,
     await_staff,
     take_waits,
 )
-from sending.models import Chat, ChatStatus, ChatType
-from sending.recorded import (
-    ConversationsChanged,
-    MessagesIn,
-    MessagesOut,
-    StatusesMoved,
-    StatusesRecorded,
-)
+from sending.models import Chat, ChatStatus
+from sending.recorded import ConversationsChanged, MessagesIn, MessagesOut
 
-# Which of (sent, delivered, read, failed) an outbound message in each status counts as.
-REACHED: dict[str, tuple[int, int, int, int]] = {
-    ChatStatus.SENT: (1, 0, 0, 0),
-    ChatStatus.DELIVERED: (1, 1, 0, 0),
-    ChatStatus.READ: (1, 1, 1, 0),
-    ChatStatus.PLAYED: (1, 1, 1, 0),
-    ChatStatus.FAILED: (0, 0, 0, 1),
-}
 NOTHING = (0, 0, 0, 0)
 
 
@@ -95,43 +82,12 @@ def moved(before: str, after: str) -> tuple[int, ...]:
     return tuple(minus(counters(status=after), counters(status=before)))
 
 
-# Each move's change worked out once: a status webhook adds it and nothing else.
-MOVES: dict[tuple[str, str], tuple[int, ...]] = {
-    (before, after): moved(before, after) for before in ChatStatus for after in ChatStatus
-}
-
-
-def on_statuses_moved(record: StatusesMoved) -> None:
-    deltas: dict[tuple[int, date, int], list[int]] = {}
-    for chat, before, after in record.moves:
-        if chat.type != ChatType.OUTBOUND:
-            continue
-        change = MOVES.get((before, after)) or moved(before, after)
-        found = key(chat)
-        total = deltas.get(found)
-        deltas[found] = list(change) if total is None else added(total, list(change))
-    append_counts(deltas)
-
-
 def billable_category(pricing) -> str | None:
     """WhatsApp's pricing category of a status that says the message is billable."""
     if not isinstance(pricing, dict) or pricing.get("billable") is not True:
         return None
     category = pricing.get("category")
     return category[:64] if isinstance(category, str) and category else "unknown"
-
-
-def on_statuses_recorded(record: StatusesRecorded) -> None:
-    """Billable messages: WhatsApp repeats the pricing on every status, and the fold
-    counts each message once."""
-    billable: dict[int, tuple[str, tuple[int, date, int]]] = {}
-    for update in record.updates:
-        category = billable_category(update.pricing)
-        chat = record.chats.get(update.wam_id)
-        if category is None or chat is None or chat.type != ChatType.OUTBOUND:
-            continue
-        billable.setdefault(chat.pk, (category, key(chat)))
-    append_billable(billable)
 
 
 def on_conversations_changed(record: ConversationsChanged) -> None:

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -186,6 +187,11 @@ class Chat(OrganizationRecord):
     # The time WhatsApp stamped the message (its `timestamp`): inbound messages, Business
     # app echoes and imported history. Null for sends through this service.
     sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
+    # The channel status the daily figures count the chat at, kept from its first move
+    # after they last counted it until they count it again (analytics' fold): null while
+    # they are in step. Each update that moves a chat sets it (UNCOUNTED), so a status
+    # webhook writes nothing more for the figures than the chat it moves.
+    counted_status = models.CharField(max_length=32, null=True, blank=True, editable=False)
 
     class Meta(OrganizationRecord.Meta):
         verbose_name = _("chat")
@@ -200,6 +206,12 @@ class Chat(OrganizationRecord):
         ]
         indexes = [
             models.Index(fields=["organization", "id"], condition=LIVE, name="live_chats"),
+            # The chats the figures have not counted since they moved: a minute's worth.
+            models.Index(
+                fields=["organization", "id"],
+                condition=Q(counted_status__isnull=False),
+                name="uncounted_chats",
+            ),
             # A conversation's messages, newest first (the inbox), and its foreign key;
             # `deleted_at` held too, so that a page and its count read the index alone.
             models.Index(
@@ -215,6 +227,11 @@ class Chat(OrganizationRecord):
 
     def __str__(self) -> str:
         return f"{self.type} {self.wam_id or self.uuid} ({self.status})"
+
+
+# An update moving a chat's status keeps the status the figures counted it at, unless
+# it already keeps one (an expression's columns read the row as it was before).
+UNCOUNTED = Coalesce(F("counted_status"), F("status"))
 
 
 class ChatStatusEvent(models.Model):

@@ -275,13 +275,20 @@ INSERT_STATUSES = (
 )
 STATUS_ROW = "(" + ", ".join(["%s"] * len(STATUS_COLUMNS)) + ")"
 # A chat moved forward only from a lower status; failed whenever it comes, with its error.
+# Each keeps the status the figures counted (sending.models.UNCOUNTED).
+KEEP_COUNTED = "counted_status = COALESCE(counted_status, status)"
 MOVE_CHATS = (
-    f"UPDATE {Chat._meta.db_table} SET status = %s "  # noqa: S608
+    f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED}, status = %s "  # noqa: S608
     "WHERE id IN ({ids}) AND status IN ({lower}) RETURNING id"
 )
 FAIL_CHAT = (
-    f"UPDATE {Chat._meta.db_table} SET status = %s, error_code = %s, "  # noqa: S608
+    f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED}, status = %s, error_code = %s, "  # noqa: S608
     "error_title = %s, error_details = %s WHERE id = %s RETURNING id"
+)
+
+RECOUNT_CHATS = (
+    f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED} "  # noqa: S608
+    "WHERE id IN ({ids}) AND counted_status IS NULL"
 )
 
 
@@ -330,12 +337,15 @@ def move_chats(
     inserted: list[ChatStatusEvent],
     forward: dict[str, tuple[list[int], list[str]]],
     failed: list[ChatStatusEvent],
+    *,
+    recount: list[int] | None = None,
 ) -> set[int]:
     """In one round trip: `inserted` status events written, the chats of `forward` (by
-    status: the chats' ids and the statuses they may move from) moved, and the chats of
-    `failed` (events with their chat and error) failed. The ids of the chats that moved:
-    each UPDATE locks its rows, so a concurrent delivery moving the same chat waits, then
-    no longer finds it in a lower status, and each move is reported once."""
+    status: the chats' ids and the statuses they may move from) moved, the chats of
+    `failed` (events with their chat and error) failed, and the chats of `recount` left
+    where they are but to be counted again by the figures. The ids of the chats that
+    moved: each UPDATE locks its rows, so a concurrent delivery moving the same chat
+    waits, then no longer finds it in a lower status, and each move is reported once."""
     details = ChatStatusEvent._meta.get_field("error_details")
     statements: list[Statement] = [insert_statuses(inserted)] if inserted else []
     for event in failed:
@@ -345,5 +355,7 @@ def move_chats(
     for status, (chat_ids, lower) in forward.items():
         sql = MOVE_CHATS.format(ids=placeholders(len(chat_ids)), lower=placeholders(len(lower)))
         statements.append((sql, [status, *chat_ids, *lower]))
+    if recount:
+        statements.append((RECOUNT_CHATS.format(ids=placeholders(len(recount))), recount))
     results = fetch_together(statements)
     return {row[0] for result in results for row in result}

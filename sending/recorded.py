@@ -1,5 +1,6 @@
 """What sending recorded, told to the apps above it: messages in and out, conversations
-created or reopened, statuses and the moves they made.
+created or reopened, and statuses. (A chat's moves are not told: the chat keeps the
+status the figures counted until they count it again, sending.models.Chat.)
 
 One explicit registry (CONTRIBUTING.md, "Where code goes"): an app above sending (campaigns, and the
 inbox and analytics that come next) registers a listener for a kind of record in its
@@ -56,16 +57,6 @@ class StatusesRecorded:
 
 
 @dataclass(frozen=True)
-class StatusesMoved:
-    """Chats of one organization whose channel status just changed: each as
-    `(chat, before, after)`, the statuses as written (a status webhook moving it forward
-    or failing it, statuses kept aside applied to a chat just recorded, an unknown send
-    settled). Told by the one place that moves them (sending/services/statuses.py)."""
-
-    moves: "list[tuple[Chat, str, str]]"
-
-
-@dataclass(frozen=True)
 class StatusesKept:
     """New status updates that found no chat and carry a send's callback data: perhaps
     a send whose outcome is unknown. Kept aside until their chat is recorded."""
@@ -74,21 +65,13 @@ class StatusesKept:
     updates: list[Any]
 
 
-Record = (
-    MessagesIn
-    | MessagesOut
-    | ConversationsChanged
-    | StatusesRecorded
-    | StatusesMoved
-    | StatusesKept
-)
+Record = MessagesIn | MessagesOut | ConversationsChanged | StatusesRecorded | StatusesKept
 R = TypeVar(
     "R",
     MessagesIn,
     MessagesOut,
     ConversationsChanged,
     StatusesRecorded,
-    StatusesMoved,
     StatusesKept,
 )
 

@@ -15,7 +15,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC
 from typing import Any, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    transaction,
+)
 from psycopg import adapters, postgres
 from psycopg.abc import AdaptContext, Buffer
 from psycopg.adapt import Loader
@@ -110,6 +117,20 @@ def execute_together(
         else:
             for sql, params in statements:
                 cursor.execute(sql, params)
+
+
+@contextlib.contextmanager
+def one_snapshot(*, using: str = DEFAULT_DB_ALIAS):
+    """A block of reads that all see the database as one moment: a REPEATABLE READ
+    transaction on PostgreSQL (where each statement otherwise sees its own moment), a
+    transaction elsewhere. Inside a caller's transaction, that transaction's."""
+    connection = connections[using]
+    outermost = not connection.in_atomic_block
+    with transaction.atomic(using=using):
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
 
 
 def ends_transaction(connection) -> bool:

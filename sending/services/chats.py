@@ -22,9 +22,9 @@ from events.services import event_batch
 from messaging_project.core import rows
 from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
-from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import UNCOUNTED, Chat, ChatStatus, ChatStatusEvent, ChatType
 from sending.queries import hold_message_ids
-from sending.recorded import MessagesOut, StatusesMoved, announce
+from sending.recorded import MessagesOut, announce
 from sending.services.conversations import with_sent_conversations
 from sending.services.events import emit_chat, emit_chats, emit_refused_send
 from sending.services.statuses import apply_kept_statuses
@@ -229,6 +229,7 @@ def answer_unknown(stored: Chat, chat: Chat, then: Callable[[Chat], None] | None
             pk=stored.pk, wam_id__isnull=True, status=ChatStatus.FAILED
         ).update(
             wam_id=chat.wam_id,
+            counted_status=UNCOUNTED,
             status=chat.status,
             error_code=None,
             error_title="",
@@ -238,7 +239,6 @@ def answer_unknown(stored: Chat, chat: Chat, then: Callable[[Chat], None] | None
         if stored.contact_id == chat.contact_id:
             stored.contact = chat.contact
         if settled:
-            announce(StatusesMoved([(stored, ChatStatus.FAILED, stored.status)]))
             emit_chat(Event.MESSAGE_SENT, stored)
             apply_kept_statuses(stored)
         if then is not None and stored.wam_id == chat.wam_id:

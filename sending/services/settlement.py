@@ -39,9 +39,17 @@ from business_numbers.models import Number
 from contacts.models import Contact
 from events.models import Event
 from messaging_project.core.database import Statement, fetch_together
-from sending.models import AutoReply, AutoReplyState, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import (
+    UNCOUNTED,
+    AutoReply,
+    AutoReplyState,
+    Chat,
+    ChatStatus,
+    ChatStatusEvent,
+    ChatType,
+)
 from sending.queries import hold_message_ids, holding
-from sending.recorded import StatusesKept, StatusesMoved, announce
+from sending.recorded import StatusesKept
 from sending.services.chats import SendFailed, record_accepted, record_failure
 from sending.services.events import emit_chat
 from sending.services.statuses import apply_kept_statuses
@@ -268,6 +276,7 @@ def settle(chat: Chat, wam_id: str) -> None:
     it relies on (no message id yet)."""
     moved = Chat.objects.filter(pk=chat.pk, wam_id__isnull=True, status=ChatStatus.FAILED).update(
         wam_id=wam_id,
+        counted_status=UNCOUNTED,
         status=ChatStatus.ACCEPTED,
         error_code=None,
         error_title="",
@@ -275,7 +284,6 @@ def settle(chat: Chat, wam_id: str) -> None:
     )
     if not moved:
         return
-    announce(StatusesMoved([(chat, ChatStatus.FAILED, ChatStatus.ACCEPTED)]))
     chat.wam_id, chat.status = wam_id, ChatStatus.ACCEPTED
     chat.error_code, chat.error_title, chat.error_details = None, "", None
     emit_chat(Event.MESSAGE_SENT, chat)

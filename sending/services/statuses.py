@@ -16,7 +16,7 @@ from typing import cast
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 from sending.queries import any_kept, held_statuses, move_chats
-from sending.recorded import StatusesKept, StatusesMoved, StatusesRecorded, announce, listens_for
+from sending.recorded import StatusesKept, StatusesRecorded, announce
 from sending.services.events import emit_status_updates, forward_statuses
 
 # Forward order of an outbound message's status; anything else never moves it.
@@ -41,14 +41,17 @@ def advance_statuses(
     history: dict[int, list[ChatStatusEvent]],
     *,
     inserting: list[ChatStatusEvent] | None = None,
+    priced: set[int] | frozenset[int] = frozenset(),
 ) -> None:
     """Move each chat forward only, with conditional updates so that concurrent
     deliveries cannot move a chat backwards either. `failed` is final and keeps its error.
     `events` have `wam_id`, `status` and the error columns (StatusUpdate, ChatStatusEvent);
     `history`: each chat's status events, these included, oldest first (what its
     message.status.update shows); `inserting`: status events written in the same round
-    trip. Each chat that moved is changed in memory as it was in the database, and is a
-    message.status.update event (sending/services/events.py)."""
+    trip; `priced`: the chats whose new statuses carry WhatsApp's pricing, which the
+    figures read when they count the chat. Each chat that moved is changed in memory as
+    it was in the database, and is a message.status.update event
+    (sending/services/events.py)."""
     highest: dict[int, str] = {}
     failures: list[ChatStatusEvent] = []
     for event in events:
@@ -67,19 +70,28 @@ def advance_statuses(
             lower = [name for name, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
             forward[status] = (ids, lower)
     by_id = {chat.pk: chat for chat in chats.values()}
-    moved = [by_id[pk] for pk in sorted(move_chats(inserting or [], forward, failures))]
-    changes = []  # a failed chat failed again moved, and changed nothing
+    # A priced status that leaves its chat where it is (one come after a later one) has
+    # the chat counted again all the same, for its price: rare, a statement then only.
+    # The chats' statuses are as the held message ids keep them until the commit.
+    moving = {pk for pk, target in highest.items() if moves(by_id[pk].status, target)}
+    recount = sorted(priced - moving)
+    moved_ids = move_chats(inserting or [], forward, failures, recount=recount)
+    moved = [by_id[pk] for pk in sorted(moved_ids)]
     for chat in moved:
-        if chat.status != highest[chat.pk]:
-            changes.append((chat, chat.status, highest[chat.pk]))
         chat.status = highest[chat.pk]
     for event in failures:  # the last failure's error is the one the chat kept
         chat = by_id[cast(int, event.chat_id)]
         chat.error_code, chat.error_title = event.error_code, event.error_title
         chat.error_details = event.error_details
-    if changes and listens_for(StatusesMoved):
-        announce(StatusesMoved(changes))
     emit_status_updates(moved, history)
+
+
+def moves(current: str, target: str) -> bool:
+    """Whether advance_statuses' update moves a chat in `current` to `target` (a failed
+    one is failed again: the same status, its error replaced)."""
+    if target == ChatStatus.FAILED:
+        return True
+    return current in STATUS_RANK and STATUS_RANK[current] < STATUS_RANK[target]
 
 
 def failure(event, chat: Chat) -> ChatStatusEvent:
@@ -109,7 +121,8 @@ def apply_kept_statuses(chat: Chat) -> int:
         return 0
     ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
     forward = [event for event in kept if event.status in MOVING]
-    advance_statuses(forward, {chat.wam_id: chat}, {chat.pk: kept})
+    priced = {chat.pk} if any(event.pricing is not None for event in kept) else set()
+    advance_statuses(forward, {chat.wam_id: chat}, {chat.pk: kept}, priced=priced)
     return len(kept)
 
 
@@ -200,7 +213,12 @@ def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> t
     for chat_events in history.values():
         chat_events.sort(key=lambda event: event.timestamp)  # stable: ids kept in order
     moving = [update for update in new if update.wam_id in chats and update.status in MOVING]
-    advance_statuses(moving, chats, history, inserting=events)
+    priced = {
+        chats[update.wam_id].pk
+        for update in new
+        if update.pricing is not None and update.wam_id in chats
+    }
+    advance_statuses(moving, chats, history, inserting=events, priced=priced)
     # The original product's receivers get every new status, whichever chat it is for.
     forward_statuses(
         organization.pk,

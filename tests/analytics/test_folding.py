@@ -17,6 +17,7 @@ from analytics.models import Awaiting, BilledMessage, DailyBillable, DailyMessag
 from analytics.queries import take_increments
 from analytics.tasks import fold_increments
 from messaging_project.worker.schedule import jobs
+from sending.models import UNCOUNTED, Chat, ChatStatus
 from tests.analytics.conftest import MARKETING, send, totals
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
@@ -39,11 +40,13 @@ def test_a_fold_adds_each_increment_once(webhook_org):
     deliver(webhook_org, envelope(statuses(status("wamid.A1", "sent", 100, pricing=MARKETING))))
     deliver(webhook_org, envelope(text_message("hi", wam_id="wamid.IN1")))
     appended = Increment.objects.count()
-    # The send, the move, the billable message, the inbound message and its
-    # conversation's wait for staff.
-    assert appended == 5
+    # The send, the inbound message and its conversation's wait for staff; the status
+    # marked its chat instead (moved, and priced).
+    assert appended == 3
+    assert Chat.objects.get(wam_id="wamid.A1").counted_status == ChatStatus.ACCEPTED
     assert not Awaiting.objects.exists()
-    assert fold() == appended
+    assert fold() == appended + 1
+    assert Chat.objects.get(wam_id="wamid.A1").counted_status is None
     assert not Increment.objects.exists()
     assert Awaiting.objects.count() == 1
     assert rollup() == [(webhook_org.pk, 1, 1, 0, 0, 0, 1)]
@@ -238,3 +241,122 @@ def test_a_worker_killed_in_the_middle_of_a_fold_loses_nothing(webhook_org, tmp_
         **totals(OrganizationFactory()), "outbound": 1, "inbound": 1,
     }  # fmt: skip
     assert Awaiting.objects.count() == 1
+
+
+# The chats statuses moved (Chat.counted_status) ---------------------------------------
+
+
+def moved_chat(organization, wam_id: str, name: str = "sent", **extra) -> Chat:
+    send(organization, wam_id=wam_id)
+    deliver(organization, envelope(statuses(status(wam_id, name, 100, **extra))))
+    return Chat.objects.get(wam_id=wam_id)
+
+
+@pytest.mark.parametrize("chats", [2, 3, 4, 7])
+def test_a_fold_counts_every_moved_chat_whatever_the_batch(webhook_org, chats, monkeypatch):
+    monkeypatch.setattr(folding, "BATCH", 3)
+    for n in range(chats):
+        moved_chat(webhook_org, f"wamid.M{n}", pricing=MARKETING)
+    assert folding.fold_moves(None) == chats
+    assert not Chat.objects.filter(counted_status__isnull=False).exists()
+    assert totals(webhook_org)["sent"] == chats
+    assert totals(webhook_org)["billable"] == {"marketing": chats}
+    assert folding.fold_moves(None) == 0
+
+
+@pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
+def test_a_fold_that_fails_counts_no_moved_chat(webhook_org, monkeypatch):
+    moved_chat(webhook_org, "wamid.M1", pricing=MARKETING)
+    folding.fold_increments(webhook_org.pk)  # the send's count, so that only the move is left
+    name = "fold_moves_batch" if connection.vendor == "postgresql" else "count_moves"
+    real = getattr(folding, name)
+
+    def then_lost(*args):
+        real(*args)
+        raise RuntimeError("the connection dropped")
+
+    monkeypatch.setattr(folding, name, then_lost)
+    with pytest.raises(RuntimeError):
+        folding.fold_moves(None)
+    assert Chat.objects.get(wam_id="wamid.M1").counted_status == ChatStatus.ACCEPTED
+    assert DailyMessages.objects.get().sent == 0
+    assert not BilledMessage.objects.exists()
+    monkeypatch.undo()
+    assert totals(webhook_org)["sent"] == 1
+    assert totals(webhook_org)["billable"] == {"marketing": 1}
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_fold_leaves_a_chat_being_moved_and_a_read_counts_it_as_committed(webhook_org):
+    # A status webhook holds the chat (moving it on from `sent`) when the worker folds and
+    # staff read: neither waits; the read counts the chat as it was committed, once.
+    chat = moved_chat(webhook_org, "wamid.M1", pricing=MARKETING)
+    folding.fold_increments(None)
+    holding, release = threading.Event(), threading.Event()
+
+    def webhook_in_flight() -> None:
+        with transaction.atomic():
+            Chat.objects.filter(pk=chat.pk).update(
+                counted_status=UNCOUNTED, status=ChatStatus.DELIVERED
+            )
+            holding.set()
+            release.wait(10)
+        connections.close_all()
+
+    thread = threading.Thread(target=webhook_in_flight)
+    thread.start()
+    try:
+        assert holding.wait(5)
+        assert fold() == 0  # the chat left for the next fold, without waiting for it
+        during = totals(webhook_org)
+        assert (during["sent"], during["delivered"]) == (1, 0)
+        assert during["billable"] == {"marketing": 1}
+        assert not BilledMessage.objects.exists()  # counted by the read, not claimed
+    finally:
+        release.set()
+        thread.join()
+    after = totals(webhook_org)
+    assert (after["sent"], after["delivered"], after["billable"]) == (1, 1, {"marketing": 1})
+    assert Chat.objects.get(pk=chat.pk).counted_status is None
+
+
+# A worker process that has counted moved chats in its fold's transaction, then dies.
+COUNT_AND_HANG = """
+import time
+import django
+django.setup()
+from django.db import transaction
+from analytics.queries import fold_moves_batch
+with transaction.atomic():
+    print(fold_moves_batch(None, 100), flush=True)
+    time.sleep(60)
+"""
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_while_counting_moved_chats_loses_nothing(webhook_org, tmp_path):
+    for n in range(3):
+        moved_chat(webhook_org, f"wamid.M{n}", pricing=MARKETING)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", COUNT_AND_HANG],
+        cwd=ROOT,
+        env=environment(tmp_path, DJANGO_SETTINGS_MODULE="messaging_project.settings"),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert int(worker.stdout.readline()) == 3  # counted, not committed
+    finally:
+        worker.kill()  # SIGKILL: no rollback of its own, the server's only
+        worker.wait()
+        worker.stdout.close()
+    # The dead backend's locks go with it; the marks and the rollup are as before.
+    assert Chat.objects.filter(counted_status__isnull=False).count() == 3
+    deadline = time.monotonic() + 10
+    while folding.fold_moves(None) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the server has seen the backend die
+    assert totals(webhook_org)["sent"] == 3
+    assert totals(webhook_org)["billable"] == {"marketing": 3}
+    assert BilledMessage.objects.count() == 3
