@@ -10,6 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import messaging_project.api.schema  # noqa: F401  (registers the schema's view extensions)
 from messaging_project.api import health
 from messaging_project.api.metrics import metrics_view
+from messaging_project.api.routers import app_routes
 from messaging_project.api.views import WhoAmIView, not_found
 
 api_patterns: list[URLPattern | URLResolver] = [
@@ -24,14 +25,16 @@ api_patterns: list[URLPattern | URLResolver] = [
         name="schema",
     ),
     re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("", include("contacts.api.urls")),
-    path("", include("canned_replies.api.urls")),
-    path("", include("business_numbers.api.urls")),
-    path("", include("sending.api.urls")),
-    path("", include("campaigns.api.urls")),
-    path("", include("inbox.api.urls")),
-    path("", include("analytics.api.urls")),
-    path("", include("events.api.urls")),
+    # Each app's routes, tried only for the first path segments listed with them: a
+    # route starting with another is never reached (tests/api/test_routes.py).
+    app_routes("contacts.api.urls", "contacts", "contact-groups"),
+    app_routes("canned_replies.api.urls", "canned-replies"),
+    app_routes("business_numbers.api.urls", "channel", "numbers", "templates"),
+    app_routes("sending.api.urls", "send", "chats"),
+    app_routes("campaigns.api.urls", "campaigns"),
+    app_routes("inbox.api.urls", "conversations"),
+    app_routes("analytics.api.urls", "analytics", "campaigns"),
+    app_routes("events.api.urls", "webhooks"),
     # Anything else under /api/ is a JSON 404, even with DEBUG on.
     re_path(r"^.*$", not_found),
 ]
