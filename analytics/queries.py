@@ -118,6 +118,14 @@ def taken_sql(one_organization: bool) -> str:
     )
 
 
+# A claimed message's day and number, from its chat: by the chat's primary key for each,
+# where joining the claims back to the priced rows they came from (two CTEs, whose sizes
+# PostgreSQL cannot estimate) was planned as a nested loop, each claim against every row.
+BILLED_KEY = (
+    "chat.organization_id, (chat.created_at AT TIME ZONE 'UTC')::date AS day, chat.number_id"
+)
+
+
 @lru_cache(maxsize=2)
 def fold_sql(one_organization: bool) -> str:
     """The fold of up to a batch of increments as one statement (PostgreSQL): taken,
@@ -158,14 +166,13 @@ def fold_sql(one_organization: bool) -> str:
         claimed AS (
             INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
             SELECT chat_id, category FROM priced ORDER BY chat_id
-            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id
+            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id, category
         ),
         billed AS (
             INSERT INTO {billable} (organization_id, day, number_id, category, messages)
-            SELECT organization_id, day, number_id, category, count(*)
-            FROM claimed JOIN priced USING (chat_id)
-            GROUP BY organization_id, day, number_id, category
-            ORDER BY organization_id, day, number_id, category
+            SELECT {BILLED_KEY}, claimed.category, count(*)
+            FROM claimed JOIN {chat} chat ON chat.id = claimed.chat_id
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
             ON CONFLICT (organization_id, day, number_id, category)
             DO UPDATE SET messages = {billable}.messages + excluded.messages
         ),
@@ -249,8 +256,7 @@ def fold_moves_sql(one_organization: bool) -> str:
         ),
         priced AS (
             SELECT DISTINCT ON (outbound.id)
-                outbound.id AS chat_id, outbound.organization_id, outbound.day,
-                outbound.number_id,
+                outbound.id AS chat_id,
                 CASE WHEN jsonb_typeof(event.pricing -> 'category') = 'string'
                           AND event.pricing ->> 'category' <> ''
                      THEN left(event.pricing ->> 'category', 64) ELSE 'unknown' END AS category
@@ -261,14 +267,13 @@ def fold_moves_sql(one_organization: bool) -> str:
         claimed AS (
             INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
             SELECT chat_id, category FROM priced ORDER BY chat_id
-            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id
+            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id, category
         ),
         billed AS (
             INSERT INTO {billable} (organization_id, day, number_id, category, messages)
-            SELECT organization_id, day, number_id, category, count(*)
-            FROM claimed JOIN priced USING (chat_id)
-            GROUP BY organization_id, day, number_id, category
-            ORDER BY organization_id, day, number_id, category
+            SELECT {BILLED_KEY}, claimed.category, count(*)
+            FROM claimed JOIN {chat} chat ON chat.id = claimed.chat_id
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
             ON CONFLICT (organization_id, day, number_id, category)
             DO UPDATE SET messages = {billable}.messages + excluded.messages
         )
