@@ -251,10 +251,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if DATABASE_DIRECT and DATABASE_DIRECT["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_DIRECT_URL must be a postgres:// URL.")
 
-# django-prometheus's wrappers of the same backends count queries, errors and connections.
+# django-prometheus's wrappers of the same backends count queries, errors and connections;
+# PostgreSQL's through ours, whose health check of an idle connection costs no round trip
+# (messaging_project/core/postgresql/base.py).
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
     "django.db.backends.", "django_prometheus.db.backends.", 1
 )
+if DATABASES["default"]["ENGINE"] == "django_prometheus.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "messaging_project.core.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

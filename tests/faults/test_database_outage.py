@@ -2,17 +2,21 @@
 `Retry-After`, the broken connection is dropped, and the next request works.
 
 The outage is real on PostgreSQL: another connection terminates the backend that
-Django's connection is using (what a restart or a failover does to it).
+Django's connection is using (what a restart or a failover does to it). One that died
+while idle is replaced when the next request starts, before any of its queries.
 """
 
 import hashlib
 import hmac
 import json
+import select
 
 import pytest
-from django.db import OperationalError, ProgrammingError, connection
+from django.db import OperationalError, ProgrammingError, close_old_connections, connection
 from django.test import Client
+from django_prometheus.db.backends.postgresql.base import DatabaseWrapper as CountedWrapper
 
+from contacts.models import Contact
 from sending.models import Chat, ChatStatusEvent
 from tests.background import run_tasks
 from tests.channel import set_channel
@@ -189,3 +193,37 @@ def test_a_webhook_during_an_outage_fails_and_its_retry_records_everything_once(
     assert again.status_code == 200
     assert ChatStatusEvent.objects.count() == 1
     assert Chat.objects.count() == 3
+
+
+def wait_readable(seconds: float = 5) -> None:
+    """Until the server's goodbye has reached Django's connection's socket."""
+    poll = select.poll()
+    poll.register(connection.connection.pgconn.socket, select.POLLIN)
+    assert poll.poll(seconds * 1000), "the terminated backend's socket stayed silent"
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_request_checks_its_idle_connection_without_a_round_trip(monkeypatch):
+    # Django's check asks the server (SELECT 1); ours does only when the socket has
+    # something to read (messaging_project/core/postgresql/base.py).
+    real, asked = CountedWrapper.is_usable, []
+
+    def asking(self) -> bool:
+        asked.append(self.alias)
+        return real(self)
+
+    monkeypatch.setattr(CountedWrapper, "is_usable", asking)
+    assert Contact.objects.count() == 0
+    well = connection.connection.info.backend_pid
+    close_old_connections()  # a request's start, as the server's handler does it
+    assert Contact.objects.count() == 0
+    assert connection.connection.info.backend_pid == well
+    assert asked == []
+
+    terminate_djangos_backend()  # while idle: a restart, a failover
+    wait_readable()
+    close_old_connections()
+    assert Contact.objects.count() == 0  # the next request's queries on a new connection
+    assert asked == ["default"]
+    assert connection.connection.info.backend_pid != well
