@@ -12,6 +12,7 @@ analytics/selectors.py), so a fold never waits for a status webhook.
 """
 
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import date
 
 from django.db import connection, transaction
@@ -46,16 +47,23 @@ def fold(organization_id: int | None = None) -> int:
 
 
 def fold_increments(organization_id: int | None) -> int:
+    def elsewhere() -> int:
+        rows = take_increments(organization_id, BATCH)
+        add_to_rollup(rows)
+        return len(rows)
+
+    return in_batches(lambda: fold_batch(organization_id, BATCH), elsewhere)
+
+
+def in_batches(on_postgresql: Callable[[], int], elsewhere: Callable[[], int]) -> int:
+    """Fold a batch at a time, each in a transaction of its own, until one takes
+    nothing; how many were taken. `on_postgresql` folds a batch in one statement,
+    `elsewhere` in Python; each returns how many it took."""
     folded = 0
     while True:
         # Inside a caller's transaction, in it: a failure fails the caller's too.
         with transaction.atomic(savepoint=False):
-            if connection.vendor == "postgresql":
-                taken = fold_batch(organization_id, BATCH)
-            else:
-                rows = take_increments(organization_id, BATCH)
-                add_to_rollup(rows)
-                taken = len(rows)
+            taken = on_postgresql() if connection.vendor == "postgresql" else elsewhere()
         if not taken:
             return folded
         folded += taken
@@ -106,18 +114,13 @@ def fold_moves(organization_id: int | None) -> int:
     """Count the chats that moved since counted (of one organization, or all): each
     outbound one's change from the status counted to the status it has, and its billable
     pricing claimed; how many."""
-    folded = 0
-    while True:
-        with transaction.atomic(savepoint=False):
-            if connection.vendor == "postgresql":
-                taken = fold_moves_batch(organization_id, BATCH)
-            else:
-                rows = take_moves(organization_id, BATCH)
-                count_moves(rows)
-                taken = len(rows)
-        if not taken:
-            return folded
-        folded += taken
+
+    def elsewhere() -> int:
+        rows = take_moves(organization_id, BATCH)
+        count_moves(rows)
+        return len(rows)
+
+    return in_batches(lambda: fold_moves_batch(organization_id, BATCH), elsewhere)
 
 
 def count_moves(taken: list[tuple]) -> None:

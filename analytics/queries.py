@@ -118,12 +118,28 @@ def taken_sql(one_organization: bool) -> str:
     )
 
 
-# A claimed message's day and number, from its chat: by the chat's primary key for each,
-# where joining the claims back to the priced rows they came from (two CTEs, whose sizes
-# PostgreSQL cannot estimate) was planned as a nested loop, each claim against every row.
-BILLED_KEY = (
-    "chat.organization_id, (chat.created_at AT TIME ZONE 'UTC')::date AS day, chat.number_id"
-)
+@lru_cache(maxsize=1)
+def claims_sql() -> str:
+    """The folds' last two CTEs: the messages of `priced` (chat_id, category) claimed as
+    billed, those claimed now counted by category on their chat's day and number. The
+    day and number come from the chat, by its primary key for each: joining the claims
+    back to the priced rows (two CTEs, whose sizes PostgreSQL cannot estimate) was
+    planned as a nested loop, each claim against every row."""
+    chat, billable = Chat._meta.db_table, DailyBillable._meta.db_table
+    return f"""claimed AS (
+            INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
+            SELECT chat_id, category FROM priced ORDER BY chat_id
+            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id, category
+        ),
+        billed AS (
+            INSERT INTO {billable} (organization_id, day, number_id, category, messages)
+            SELECT chat.organization_id, (chat.created_at AT TIME ZONE 'UTC')::date,
+                chat.number_id, claimed.category, count(*)
+            FROM claimed JOIN {chat} chat ON chat.id = claimed.chat_id
+            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (organization_id, day, number_id, category)
+            DO UPDATE SET messages = {billable}.messages + excluded.messages
+        )"""  # noqa: S608
 
 
 @lru_cache(maxsize=2)
@@ -143,7 +159,6 @@ def fold_sql(one_organization: bool) -> str:
     )
     number, chat = Number._meta.db_table, Chat._meta.db_table
     conversation, awaiting = Conversation._meta.db_table, Awaiting._meta.db_table
-    billable = DailyBillable._meta.db_table
     return f"""
         WITH taken AS ({taken}),
         live AS (
@@ -163,19 +178,7 @@ def fold_sql(one_organization: bool) -> str:
             FROM live JOIN {chat} chat ON chat.id = live.chat_id
             ORDER BY live.chat_id, live.id
         ),
-        claimed AS (
-            INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
-            SELECT chat_id, category FROM priced ORDER BY chat_id
-            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id, category
-        ),
-        billed AS (
-            INSERT INTO {billable} (organization_id, day, number_id, category, messages)
-            SELECT {BILLED_KEY}, claimed.category, count(*)
-            FROM claimed JOIN {chat} chat ON chat.id = claimed.chat_id
-            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-            ON CONFLICT (organization_id, day, number_id, category)
-            DO UPDATE SET messages = {billable}.messages + excluded.messages
-        ),
+        {claims_sql()},
         waiting AS (
             INSERT INTO {awaiting} (conversation_id, since)
             SELECT DISTINCT ON (live.conversation_id) live.conversation_id, live.waiting_since
@@ -226,7 +229,7 @@ def fold_moves_sql(one_organization: bool) -> str:
     pricing of its first billable status, and counted by category; how many were taken.
     As folding.fold_moves does in Python elsewhere."""
     chat, event = Chat._meta.db_table, ChatStatusEvent._meta.db_table
-    daily, billable = DailyMessages._meta.db_table, DailyBillable._meta.db_table
+    daily = DailyMessages._meta.db_table
     changes = ", ".join(
         f"{reaching(name, 'after')} - {reaching(name, 'before')} AS {name}"
         for name in STATUS_COUNTERS
@@ -264,19 +267,7 @@ def fold_moves_sql(one_organization: bool) -> str:
             WHERE event.pricing -> 'billable' = 'true'::jsonb
             ORDER BY outbound.id, event.timestamp, event.id
         ),
-        claimed AS (
-            INSERT INTO {BilledMessage._meta.db_table} (chat_id, category)
-            SELECT chat_id, category FROM priced ORDER BY chat_id
-            ON CONFLICT (chat_id) DO NOTHING RETURNING chat_id, category
-        ),
-        billed AS (
-            INSERT INTO {billable} (organization_id, day, number_id, category, messages)
-            SELECT {BILLED_KEY}, claimed.category, count(*)
-            FROM claimed JOIN {chat} chat ON chat.id = claimed.chat_id
-            GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-            ON CONFLICT (organization_id, day, number_id, category)
-            DO UPDATE SET messages = {billable}.messages + excluded.messages
-        )
+        {claims_sql()}
         SELECT count(*) FROM moved
     """  # noqa: S608
 
