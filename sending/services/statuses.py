@@ -73,7 +73,9 @@ def advance_statuses(
     # A priced status that leaves its chat where it is (one come after a later one) has
     # the chat counted again all the same, for its price: rare, a statement then only.
     # The chats' statuses are as the held message ids keep them until the commit.
-    moving = {pk for pk, target in highest.items() if moves(by_id[pk].status, target)}
+    moving = {event.chat_id for event in failures} | {
+        pk for ids, lower in forward.values() for pk in ids if by_id[pk].status in lower
+    }
     recount = sorted(priced - moving)
     moved_ids = move_chats(inserting or [], forward, failures, recount=recount)
     moved = [by_id[pk] for pk in sorted(moved_ids)]
@@ -84,14 +86,6 @@ def advance_statuses(
         chat.error_code, chat.error_title = event.error_code, event.error_title
         chat.error_details = event.error_details
     emit_status_updates(moved, history)
-
-
-def moves(current: str, target: str) -> bool:
-    """Whether advance_statuses' update moves a chat in `current` to `target` (a failed
-    one is failed again: the same status, its error replaced)."""
-    if target == ChatStatus.FAILED:
-        return True
-    return current in STATUS_RANK and STATUS_RANK[current] < STATUS_RANK[target]
 
 
 def failure(event, chat: Chat) -> ChatStatusEvent:

@@ -77,11 +77,8 @@ def test_a_billable_message_counts_once_across_folds(webhook_org):
     assert BilledMessage.objects.get().category == "marketing"
 
 
-@pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
-def test_a_fold_that_fails_takes_nothing(webhook_org, monkeypatch):
-    send(webhook_org, wam_id="wamid.A1")
-    # The batch taken and added (in one statement on PostgreSQL), then the connection lost.
-    name = "fold_batch" if connection.vendor == "postgresql" else "add_to_rollup"
+def lose_the_connection_after(monkeypatch, name: str) -> None:
+    """folding's `name` does its work, then the connection drops (before the commit)."""
     real = getattr(folding, name)
 
     def then_lost(*args):
@@ -89,6 +86,15 @@ def test_a_fold_that_fails_takes_nothing(webhook_org, monkeypatch):
         raise RuntimeError("the connection dropped")
 
     monkeypatch.setattr(folding, name, then_lost)
+
+
+@pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
+def test_a_fold_that_fails_takes_nothing(webhook_org, monkeypatch):
+    send(webhook_org, wam_id="wamid.A1")
+    # The batch taken and added (in one statement on PostgreSQL), then the connection lost.
+    lose_the_connection_after(
+        monkeypatch, "fold_batch" if connection.vendor == "postgresql" else "add_to_rollup"
+    )
     with pytest.raises(RuntimeError):
         fold()
     assert Increment.objects.count() == 1
@@ -268,14 +274,9 @@ def test_a_fold_counts_every_moved_chat_whatever_the_batch(webhook_org, chats, m
 def test_a_fold_that_fails_counts_no_moved_chat(webhook_org, monkeypatch):
     moved_chat(webhook_org, "wamid.M1", pricing=MARKETING)
     folding.fold_increments(webhook_org.pk)  # the send's count, so that only the move is left
-    name = "fold_moves_batch" if connection.vendor == "postgresql" else "count_moves"
-    real = getattr(folding, name)
-
-    def then_lost(*args):
-        real(*args)
-        raise RuntimeError("the connection dropped")
-
-    monkeypatch.setattr(folding, name, then_lost)
+    lose_the_connection_after(
+        monkeypatch, "fold_moves_batch" if connection.vendor == "postgresql" else "count_moves"
+    )
     with pytest.raises(RuntimeError):
         folding.fold_moves(None)
     assert Chat.objects.get(wam_id="wamid.M1").counted_status == ChatStatus.ACCEPTED
