@@ -230,7 +230,8 @@ class Chat(OrganizationRecord):
 
 
 # An update moving a chat's status keeps the status the figures counted it at, unless
-# it already keeps one (an expression's columns read the row as it was before).
+# it already keeps one (an expression's columns read the row as it was before). The raw
+# updates of sending/queries.py write the same rule in SQL (KEEP_COUNTED).
 UNCOUNTED = Coalesce(F("counted_status"), F("status"))
 
 
