@@ -7,9 +7,9 @@ PORT ?= 8000
 # gunicorn's processes and threads (messaging_project/gunicorn_config.py). Threads overlap
 # the waits on WhatsApp's API; 32 per worker measured best on 2 cores
 # (docs/performance.md). Each thread holds a database connection, as does each of the
-# task worker's, and the worker 3 more (docs/operations.md, "Connections"):
-#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
-#   = 1 x 2 x 32 + 1 x (16 + 3) = 83, within PostgreSQL's default 100 less 3 reserved.
+# task worker's, and the worker 4 more (docs/operations.md, "Connections"):
+#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 4)
+#   = 1 x 2 x 32 + 1 x (16 + 4) = 84, within PostgreSQL's default 100 less 3 reserved.
 WORKERS ?= 2
 THREADS ?= 32
 # One metrics view: the web and the worker count into this directory (prometheus_client's

@@ -39,6 +39,8 @@ SELECT
       AND (claimed_until IS NOT NULL OR next_attempt_at IS NULL OR next_attempt_at <= now()))
 """
 
+QUEUED_STATUSES_SQL = "SELECT count(*) FROM inbound_queuedstatuses WHERE error = ''"
+
 
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
@@ -361,7 +363,11 @@ class Stack:
 
     def backlog(self) -> dict[str, int]:
         tasks, emissions, deliveries = self.sql(DRAIN_SQL)
-        return {"tasks": tasks, "events": emissions, "deliveries": deliveries}
+        left = {"tasks": tasks, "events": emissions, "deliveries": deliveries}
+        # Statuses queued for the workers (WHATSAPP_STATUSES_QUEUED), on a tree that has them.
+        if self.sql("SELECT to_regclass('inbound_queuedstatuses') IS NOT NULL")[0]:
+            left["statuses"] = self.sql(QUEUED_STATUSES_SQL)[0]
+        return left
 
     def wait_drained(self, before: str, timeout: float = DRAIN_SECONDS) -> float:
         """Wait until no task, event or delivery is due or under way, so that `before`

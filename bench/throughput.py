@@ -33,6 +33,7 @@ from bench.load import busy_cpu_seconds
 from bench.payloads import CLOUD_API_SEED
 from bench.report import target
 from bench.stack import PYTHON, ROOT, Stack, log, stop_process_groups, stopped
+from bench.statuses import QUEUED
 
 RATE = 500
 FULL = {"recipients": 20_000, "two_workers_recipients": 10_000}
@@ -161,7 +162,12 @@ def two_workers(stack: Stack, token: str, recipients: int) -> dict:
 def run(template: str, quick: bool) -> dict:
     config = QUICK if quick else FULL
     with Stack(
-        template, seed=seed(config["recipients"]), use_redis=False, post_statuses=True, threads=8
+        template,
+        seed=seed(config["recipients"]),
+        use_redis=False,
+        post_statuses=True,
+        threads=8,
+        **QUEUED,
     ) as stack:
         seeded = json.loads(stack.seeded)
         token = seeded["token"]

@@ -400,6 +400,10 @@ API_AUTH_FAILURE_LIMIT = int(env_number("API_AUTH_FAILURE_LIMIT", 20, minimum=0)
 WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com/v21.0").rstrip("/")
 # Seconds one Cloud API call may take in all (connect, send, the answer's last byte).
 WHATSAPP_TIMEOUT = env_number("WHATSAPP_TIMEOUT", 10, minimum=0.01)
+# Status updates the WhatsApp webhook queues for the worker instead of applying them
+# before it answers (docs/webhooks.md, "Queued statuses"): a status then costs the web
+# process one insert, and the worker applies them in batches, within a second.
+WHATSAPP_STATUSES_QUEUED = env_bool("WHATSAPP_STATUSES_QUEUED", False)
 # The sandbox channel's messages move to sent, delivered and read like WhatsApp's, this
 # many seconds apart (the first after acceptance), through the status webhook's own path
 # (docs/channel.md, "The sandbox"). Fewer delays stop earlier (`1` is sent and no
@@ -446,11 +450,12 @@ TASKS = {
 # Tasks one worker process runs at once (each thread holds a database connection).
 TASK_WORKER_THREADS = int(env_number("TASK_WORKER_THREADS", 16))
 # The connection budget (docs/operations.md, "Connections"): every gunicorn thread and
-# every worker thread holds a database connection, and each worker process 3 more (its
-# round, its LISTEN, the event deliveries' queue). `check --deploy` adds up what these
-# say the deployment runs, against PostgreSQL's max_connections less its reserved slots:
-#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)
-# One machine with the defaults: 1 x 2 x 32 + 1 x (16 + 3) = 83 of the default 100 - 3.
+# every worker thread holds a database connection, and each worker process 4 more (its
+# round, its LISTEN, the event deliveries' queue, the queued statuses'). `check --deploy`
+# adds up what these say the deployment runs, against PostgreSQL's max_connections less
+# its reserved slots:
+#   WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 4)
+# One machine with the defaults: 1 x 2 x 32 + 1 x (16 + 4) = 84 of the default 100 - 3.
 # WORKERS and THREADS are also gunicorn's (messaging_project/gunicorn_config.py).
 WEB_WORKERS = int(env_number("WORKERS", 2))
 WEB_THREADS = int(env_number("THREADS", 32))

@@ -325,7 +325,7 @@ def insert_statuses(events: list[ChatStatusEvent]) -> Statement:
     now = timezone.now()
     params: list = []
     for event in events:
-        event.received_at = now
+        event.received_at = event.received_at or now  # a queued status's own time
         params += [
             field.get_db_prep_save(getattr(event, field.attname), connection)
             for field in STATUS_COLUMNS

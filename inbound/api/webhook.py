@@ -9,12 +9,14 @@ import hashlib
 import hmac
 import logging
 
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from business_numbers.models import Number, default_of
 from events.services import event_batch
 from inbound.queries import webhook_organization
+from inbound.queued_statuses import queue_statuses
 from inbound.services.webhook import process_webhook
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.parsers import MALFORMED_BODY, loads
@@ -68,8 +70,11 @@ def whatsapp_webhook(request, organization_uuid):
         return error(400, MALFORMED_BODY)
 
     # One transaction, whose events are written by one insert (events/services.py).
+    queue = settings.WHATSAPP_STATUSES_QUEUED
     with event_batch(endpoints={organization.pk: endpoints}):
-        summary = process_webhook(organization=organization, payload=payload)
+        summary = process_webhook(organization=organization, payload=payload, queue_statuses=queue)
+    if summary.queued_changes:  # after the rest: alone, the insert needs no transaction
+        queue_statuses(organization, summary.queued_changes)
     WHATSAPP_WEBHOOKS.labels(result="processed").inc()
     logger.info("Webhook for organization %s: %s", organization.pk, summary)
     processed = {
@@ -78,6 +83,8 @@ def whatsapp_webhook(request, organization_uuid):
         "duplicates": summary.duplicates,
         "skipped": summary.skipped,
     }
+    if summary.queued:  # statuses left to the workers (inbound/queued_statuses.py)
+        processed["queued"] = summary.queued
     if summary.updates:  # news of the account, its number or its templates
         processed["updates"] = summary.updates
     if summary.other_number:  # changes for another number of the same Meta app, left alone

@@ -1,6 +1,7 @@
 """The webhook's statuses parsed: each status item checked and read into a StatusUpdate,
 then stored by sending (`store_statuses`), which moves the chats forward."""
 
+from datetime import datetime
 from typing import Any
 
 from accounts.models import Organization
@@ -22,18 +23,31 @@ def record_statuses(
 ) -> None:
     """Store a delivery's status events (each with its change's value) and move their
     chats forward; an item that cannot be read is skipped."""
-    updates: list[StatusUpdate] = []
-    for item, value in items:
-        try:
-            updates.append(parse_status(item, value))
-        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
-            skip(organization, summary, error)
-    new, duplicates = store_statuses(organization, updates)
+    new, duplicates = store_statuses(organization, parse_statuses(organization, items, summary))
     summary.statuses += new
     summary.duplicates += duplicates
 
 
-def parse_status(item: dict, value: dict | None = None) -> StatusUpdate:
+def parse_statuses(
+    organization: Organization,
+    items: list[tuple[dict, dict]],
+    summary: WebhookSummary,
+    received_at: datetime | None = None,
+) -> list[StatusUpdate]:
+    """The items read (`received_at`: when the webhook took them, if not now); an item
+    that cannot be read is skipped."""
+    updates: list[StatusUpdate] = []
+    for item, value in items:
+        try:
+            updates.append(parse_status(item, value, received_at))
+        except (KeyError, TypeError, ValueError, OverflowError, OSError) as error:
+            skip(organization, summary, error)
+    return updates
+
+
+def parse_status(
+    item: dict, value: dict | None = None, received_at: datetime | None = None
+) -> StatusUpdate:
     wam_id, status = message_id(item), str(item["status"])
     if status not in WEBHOOK_STATUSES:
         raise ValueError(f"unknown status {status!r}")
@@ -50,6 +64,7 @@ def parse_status(item: dict, value: dict | None = None) -> StatusUpdate:
         callback_data=without_unstorable(callback)[:512] if isinstance(callback, str) else "",
         item=item,
         value=value,
+        received_at=received_at,
     )
 
 

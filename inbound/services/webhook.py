@@ -82,7 +82,11 @@ from sending.services.events import emit_chat, whatsapp_change
 logger = logging.getLogger(__name__)
 
 
-def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> WebhookSummary:
+def process_webhook(
+    *, organization: Organization, payload: dict[str, Any], queue_statuses: bool = False
+) -> WebhookSummary:
+    """`queue_statuses`: leave the statuses to the worker (inbound/queued_statuses.py):
+    the changes that carry them are returned in the summary, for the caller to queue."""
     summary = WebhookSummary()
     status_items: list[tuple[dict, dict]] = []  # each status, and its change's value
     for entry in as_list(payload.get("entry")):
@@ -116,7 +120,12 @@ def process_webhook(*, organization: Organization, payload: dict[str, Any]) -> W
             if calls:  # calls are not handled: kept for the staff, as a `calls` change is
                 summary.skipped += len(calls)
                 guarded(log_unhandled, organization, value, summary, "calls")
-            status_items += ((as_dict(item), value) for item in as_list(value.get("statuses")))
+            statuses = [(as_dict(item), value) for item in as_list(value.get("statuses"))]
+            if statuses and queue_statuses:
+                summary.queued_changes.append(value)
+                summary.queued += len(statuses)
+            else:
+                status_items += statuses
             for message in as_list(value.get("messages")):
                 message = with_change_errors(as_dict(message), value)
                 record_new_message(organization, message, summary, senders, value, number)

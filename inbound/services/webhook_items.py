@@ -31,6 +31,10 @@ class WebhookSummary:
     imported: int = 0  # past messages of the Business app (`history`)
     preferences: int = 0  # marketing preferences applied
     replies: list[str] = field(default_factory=list)  # the auto-reply tasks enqueued (ids)
+    # The changes whose statuses are queued for the worker (WHATSAPP_STATUSES_QUEUED),
+    # and how many statuses they carry.
+    queued_changes: list[dict] = field(default_factory=list, repr=False)
+    queued: int = 0
 
 
 def as_list(value: Any) -> list:

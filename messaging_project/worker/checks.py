@@ -19,8 +19,8 @@ WORKER_OWN_CONNECTIONS = 2
 
 
 def worker_extra_connections() -> int:
-    """Connections a worker process holds beside its TASK_WORKER_THREADS (3 with the
-    event deliveries' queue)."""
+    """Connections a worker process holds beside its TASK_WORKER_THREADS (4 with the
+    event deliveries' and the queued statuses' queues)."""
     return WORKER_OWN_CONNECTIONS + len(QUEUES)
 
 

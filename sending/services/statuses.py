@@ -138,6 +138,8 @@ class StatusUpdate:
     # message.status.update body, sent for every new status): references, nothing copied.
     item: dict | None = field(default=None, compare=False, repr=False)
     value: dict | None = field(default=None, compare=False, repr=False)
+    # When the webhook took it, for a status applied later (queued); None: now.
+    received_at: datetime | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, datetime]:
@@ -195,6 +197,8 @@ def store_statuses(organization: Organization, updates: list[StatusUpdate]) -> t
             pricing=update.pricing,
             conversation=update.conversation,
             callback_data=update.callback_data,
+            # None: insert_statuses stamps it now.
+            received_at=cast(datetime, update.received_at),
         )
         for update in new
     ]

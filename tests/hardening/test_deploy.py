@@ -76,7 +76,7 @@ def test_the_deploy_check_warns_when_the_processes_exceed_the_servers_connection
     result = deploy_check(tmp_path, **env)
     assert result.returncode != 0
     assert "worker.W001" in result.stderr + result.stdout
-    assert "workers 1000 x (16 + 3) = 19000" in result.stderr + result.stdout
+    assert "workers 1000 x (16 + 4) = 20000" in result.stderr + result.stdout
 
 
 def test_the_health_checks_are_not_redirected_to_https(settings):

@@ -13,14 +13,14 @@ from messaging_project.worker import checks
 from messaging_project.worker.checks import Budget, budget_warnings, connection_budget
 
 ROOT = Path(__file__).resolve().parents[2]
-FORMULA = "WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 3)"
+FORMULA = "WEB_SERVERS x WORKERS x THREADS + WORKER_PROCESSES x (TASK_WORKER_THREADS + 4)"
 # PostgreSQL's defaults: max_connections 100, 3 slots reserved for superusers.
 DEFAULT_SERVER = {"max_connections": 100, "superuser_reserved_connections": 3}
 
 
 def test_the_default_single_machine_fits_the_default_server(settings):
     budget = Budget.from_settings()
-    assert (budget.web, budget.workers, budget.total) == (64, 19, 83)
+    assert (budget.web, budget.workers, budget.total) == (64, 20, 84)
     assert budget_warnings(budget, DEFAULT_SERVER) == []
 
 
@@ -28,27 +28,28 @@ def test_the_docs_two_worker_example_warns(settings):
     settings.WORKER_PROCESSES = 2
     [warning] = budget_warnings(Budget.from_settings(), DEFAULT_SERVER)
     assert warning.id == "worker.W001"
-    assert "need 102 database connections" in warning.msg
-    assert "web 1 x 2 x 32 = 64, workers 2 x (16 + 3) = 38" in warning.msg
+    assert "need 104 database connections" in warning.msg
+    assert "web 1 x 2 x 32 = 64, workers 2 x (16 + 4) = 40" in warning.msg
     assert "PostgreSQL allows 97 (max_connections 100 less 3 reserved)" in warning.msg
 
 
 def test_every_setting_counts(settings):
     fits = {"max_connections": 200, "superuser_reserved_connections": 3}
     settings.WEB_SERVERS = 2
-    assert budget_warnings(Budget.from_settings(), fits) == []  # 128 + 19
+    assert budget_warnings(Budget.from_settings(), fits) == []  # 128 + 20
     settings.WEB_THREADS = 48
-    assert budget_warnings(Budget.from_settings(), fits)  # 192 + 19
+    assert budget_warnings(Budget.from_settings(), fits)  # 192 + 20
     settings.WEB_THREADS, settings.TASK_WORKER_THREADS = 32, 70
-    assert budget_warnings(Budget.from_settings(), fits)  # 128 + 73
+    assert budget_warnings(Budget.from_settings(), fits)  # 128 + 74
     # PostgreSQL 16's reserved_connections are taken off too.
     settings.TASK_WORKER_THREADS = 16
     assert budget_warnings(Budget.from_settings(), {**fits, "reserved_connections": 60})
 
 
-def test_a_worker_holds_three_connections_beside_its_threads():
-    # Its round, its LISTEN and the event deliveries' queue: the "+ 3" of the formula.
-    assert checks.worker_extra_connections() == 3
+def test_a_worker_holds_four_connections_beside_its_threads():
+    # Its round, its LISTEN, the event deliveries' queue and the queued statuses': the
+    # "+ 4" of the formula.
+    assert checks.worker_extra_connections() == 4
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_a_worker_holds_three_connections_beside_its_threads():
 def test_the_docs_the_makefile_and_the_settings_give_the_same_formula(path):
     text = (ROOT / path).read_text()
     assert FORMULA in text
-    assert "1 x 2 x 32 + 1 x (16 + 3) = 83" in text
+    assert "1 x 2 x 32 + 1 x (16 + 4) = 84" in text
 
 
 @pytest.mark.django_db

@@ -49,8 +49,8 @@ def test_the_auto_reply_task(cloud_webhook_org, hours, graph, django_assert_num_
     # figures (analytics; one round trip on PostgreSQL), COMMIT; the task's end;
     # (the look for another task, none); the look for events to fan out, none (its
     # DELETE, in a savepoint here, a transaction in a worker), and for due event
-    # deliveries, none (their claim, events/delivery.py). SQLite claims a task in a
-    # transaction of four statements (django_tasks_db's), PostgreSQL in one
-    # (messaging_project/worker/runner.py).
-    with django_assert_num_queries(18 if ON_POSTGRESQL else 23):
+    # deliveries, none (their claim, events/delivery.py); the look for queued statuses,
+    # none (inbound/queued_statuses.py). SQLite claims a task in a transaction of four
+    # statements (django_tasks_db's), PostgreSQL in one (messaging_project/worker/runner.py).
+    with django_assert_num_queries(19 if ON_POSTGRESQL else 24):
         assert run_tasks() == 1

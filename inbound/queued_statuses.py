@@ -1,0 +1,151 @@
+"""Queued statuses (WHATSAPP_STATUSES_QUEUED): the webhook keeps a delivery's statuses
+in one insert and answers; the workers apply them in batches (docs/webhooks.md,
+"Queued statuses").
+
+Applied as the webhook applies them (the same parsing, `store_statuses`, the same
+events), a batch of deliveries at a time: the message ids of a whole batch held in one
+round trip, their statuses inserted and their chats moved in another. Each status keeps
+the moment the webhook took it (`received_at`).
+
+Exactly once: a batch is taken with FOR UPDATE SKIP LOCKED and deleted in the
+transaction that applies it, so two workers take different deliveries, and a worker
+killed half-way leaves its batch to the next. Statuses are idempotent anyway (a status
+event is stored once), so a delivery WhatsApp sent twice, queued twice, is applied once.
+A batch that fails for another reason than the database is applied again one delivery
+at a time: a delivery that fails on its own keeps its error and stays in the table for
+an operator (`tasks_status` counts them), and holds up no other.
+"""
+
+import logging
+import threading
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from accounts.models import Organization
+from events.services import event_batch
+from inbound.models import QueuedStatuses
+from inbound.services.statuses import parse_statuses
+from inbound.services.webhook_items import WebhookSummary, as_dict, as_list
+from sending.services import store_statuses
+
+logger = logging.getLogger(__name__)
+
+# Deliveries applied per transaction: a second of a busy number's statuses.
+BATCH = 500
+# Seconds between batches short of BATCH: with the queue on, a status shows on its chat
+# within about this much, and a busy queue's statuses gather into batches meanwhile
+# (taken as they came, a batch was one or two deliveries, at the cost of one each);
+# with it off, rows left from when it was on are still applied.
+GATHER_QUEUED = 0.1
+GATHER_OFF = 5.0
+# The database, not the statuses: the batch is tried again as it is.
+LOST_DATABASE = (OperationalError, InterfaceError)
+
+
+def queue_statuses(organization: Organization, changes: list[dict]) -> None:
+    """Keep the changes' statuses for the workers: one insert, in the caller's
+    transaction if it has one."""
+    QueuedStatuses.objects.create(organization=organization, changes=changes)
+
+
+def apply_queued_statuses(limit: int = BATCH) -> int:
+    """Apply the oldest queued deliveries (up to `limit`) in one transaction; how many
+    were taken (0: none waits)."""
+    waiting = QueuedStatuses.objects.filter(error="")
+    if not waiting.exists():  # the idle look: one statement, no transaction
+        return 0
+    with transaction.atomic():
+        taken = list(waiting.select_for_update(skip_locked=True).order_by("id")[:limit])
+        if not taken:
+            return 0
+        try:
+            with event_batch():  # a savepoint: a failure here undoes only the batch
+                apply(taken)
+        except LOST_DATABASE:
+            raise
+        except Exception:
+            logger.exception("Queued statuses: a batch failed; applying it one by one")
+            for queued in taken:
+                apply_alone(queued)
+        QueuedStatuses.objects.filter(pk__in=[q.pk for q in taken], error="").delete()
+    return len(taken)
+
+
+def apply_alone(queued: QueuedStatuses) -> None:
+    try:
+        with event_batch():
+            apply([queued])
+    except LOST_DATABASE:
+        raise
+    except Exception as error:
+        logger.exception("Queued statuses %s cannot be applied; kept aside", queued.pk)
+        queued.error = f"{type(error).__name__}: {error}"[:2000] or "failed"
+        queued.save(update_fields=["error"])
+
+
+def apply(taken: list[QueuedStatuses]) -> None:
+    """Each organization's statuses stored together, organizations in the order of their
+    ids (two workers hold their message ids in one order: no deadlock)."""
+    by_organization: dict[int, list[QueuedStatuses]] = defaultdict(list)
+    for queued in taken:
+        by_organization[queued.organization_id].append(queued)
+    organizations = Organization.objects.in_bulk(list(by_organization))
+    for organization_id in sorted(by_organization):
+        organization = organizations[organization_id]
+        summary = WebhookSummary()
+        updates = []
+        for queued in by_organization[organization_id]:
+            items = [
+                (as_dict(item), value)
+                for value in map(as_dict, as_list(queued.changes))
+                for item in as_list(value.get("statuses"))
+            ]
+            updates += parse_statuses(organization, items, summary, queued.received_at)
+        store_statuses(organization, updates)
+
+
+def backlog() -> str:
+    """One line for `tasks_status`."""
+    counts = QueuedStatuses.objects.aggregate(
+        waiting=Count("id", filter=Q(error="")),
+        oldest=Min("received_at", filter=Q(error="")),
+        aside=Count("id", filter=~Q(error="")),
+    )
+    line = f"{counts['waiting']} webhook delivery(ies) of statuses queued"
+    if counts["oldest"] is not None:
+        age = (timezone.now() - counts["oldest"]).total_seconds()
+        line += f", the oldest for {age:.1f} s"
+    if counts["aside"]:
+        line += f"; {counts['aside']} could not be applied (their error is kept)"
+    return line
+
+
+class StatusQueue:
+    """The queued statuses as one of the worker's queues (messaging_project/worker/queues.py)."""
+
+    name = "queued-statuses"
+
+    def backlog(self) -> str:
+        return backlog()
+
+    def run_due(self, worker_id: str = "") -> int:
+        return apply_queued_statuses()
+
+    def serve(self, worker_id: str, stopping: threading.Event) -> None:
+        failures = 0
+        while not stopping.is_set():
+            try:
+                taken = apply_queued_statuses()
+                failures = 0
+            except DatabaseError:
+                failures += 1
+                logger.exception("Queued statuses: the database is unreachable; trying again")
+                connection.close()
+                stopping.wait(min(30.0, 0.5 * 2**failures))
+                continue
+            if taken < BATCH:
+                stopping.wait(GATHER_QUEUED if settings.WHATSAPP_STATUSES_QUEUED else GATHER_OFF)

@@ -1,0 +1,203 @@
+"""Queued statuses (WHATSAPP_STATUSES_QUEUED): the webhook keeps them in one insert, the
+workers apply them in batches, with what the webhook would have done itself."""
+
+import json
+import random
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from events.models import Delivery, Emission
+from events.services import create_endpoint
+from inbound import queued_statuses
+from inbound.models import QueuedStatuses
+from sending.models import Chat, ChatStatusEvent
+from tests.background import run_tasks
+from tests.channel import set_channel
+from tests.factories import OrganizationFactory
+from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses, text_message
+from tests.sending.factories import ChatFactory
+
+pytestmark = pytest.mark.django_db
+
+FAILURE = {"code": 131026, "title": "Message undeliverable", "message": "Message undeliverable"}
+
+
+@pytest.fixture
+def queued(settings):
+    settings.WHATSAPP_STATUSES_QUEUED = True
+
+
+@pytest.fixture
+def chat(webhook_org):
+    return ChatFactory(organization=webhook_org, wam_id="wamid.OUT1")
+
+
+def test_the_webhook_queues_the_statuses_and_a_worker_applies_them(
+    webhook_org, chat, queued, django_assert_num_queries
+):
+    create_endpoint(organization=webhook_org, url="https://example.com/hook")
+    payload = envelope(
+        statuses(status("wamid.OUT1", "sent", 100)),
+        statuses(status("wamid.OUT1", "delivered", 200)),
+    )
+    # The organization and its endpoints in one round trip (two statements on SQLite); the
+    # delivery's savepoint and its release (the test's transaction: in production an
+    # empty transaction sends nothing); then the insert, alone.
+    with django_assert_num_queries(4 if connection.vendor == "postgresql" else 5):
+        response = deliver(webhook_org, payload)
+    assert response.status_code == 200
+    assert response.json()["processed"] == {
+        "statuses": 0,
+        "messages": 0,
+        "duplicates": 0,
+        "skipped": 0,
+        "queued": 2,
+    }
+    chat.refresh_from_db()
+    assert chat.status == "accepted" and not ChatStatusEvent.objects.exists()
+    (row,) = QueuedStatuses.objects.all()
+    assert row.changes == [change["value"] for change in payload["entry"][0]["changes"]]
+
+    assert run_tasks() >= 1
+    chat.refresh_from_db()
+    assert chat.status == "delivered"
+    events = list(chat.status_events.order_by("timestamp"))
+    assert [event.status for event in events] == ["sent", "delivered"]
+    # Each keeps the moment the webhook took it, not the moment it was applied.
+    assert {event.received_at for event in events} == {row.received_at}
+    assert not QueuedStatuses.objects.exists()
+    assert Delivery.objects.filter(event="message.status.update").count() == 1
+
+
+def test_messages_in_the_same_delivery_are_recorded_at_once(webhook_org, chat, queued):
+    message = text_message("hello")
+    payload = envelope({**message, "statuses": [status("wamid.OUT1", "read", 100)]})
+    processed = deliver(webhook_org, payload).json()["processed"]
+    assert processed["messages"] == 1 and processed["queued"] == 1
+    assert Chat.objects.filter(wam_id=message["messages"][0]["id"]).exists()
+    run_tasks()
+    chat.refresh_from_db()
+    assert chat.status == "read"
+
+
+def deliveries(wam_ids: list[str]) -> list[dict]:
+    """Statuses in every order WhatsApp can send them: some twice, a failure, a `read`
+    before its `delivered`, one for a message not recorded yet, several in one delivery."""
+    items = []
+    for n, wam_id in enumerate(wam_ids):
+        names = ["sent", "delivered", "read"] if n % 3 else ["sent", "failed", "delivered"]
+        for t, name in enumerate(names):
+            extra = {"errors": [FAILURE]} if name == "failed" else {}
+            if name == "sent":
+                extra["pricing"] = {"billable": True, "category": "marketing"}
+            items.append(status(wam_id, name, 100 + t, **extra))
+    items += items[::5]  # delivered again
+    items.append(status("wamid.UNKNOWN", "sent", 100))
+    random.Random(7).shuffle(items)
+    return [envelope(statuses(*items[i : i + 3])) for i in range(0, len(items), 3)]
+
+
+def state(organization) -> tuple:
+    chats = sorted(
+        Chat.objects.filter(organization=organization).values_list(
+            "wam_id", "status", "error_code", "error_title"
+        )
+    )
+    stored = sorted(
+        ChatStatusEvent.objects.filter(organization=organization).values_list(
+            "wam_id", "status", "timestamp", "chat__wam_id", "error_code", "pricing"
+        )
+    )
+    # Each chat's latest message.status.update (a chat that moved twice in one batch
+    # gets one, at its furthest status, as when both came in one delivery).
+    announced = {}
+    emitted = Emission.objects.filter(event="message.status.update").order_by("id")
+    for body in emitted.values_list("body", flat=True):
+        data = json.loads(body)["data"]
+        announced[data["wam_id"]] = data["status"]
+    return chats, stored, announced
+
+
+def test_applied_later_in_batches_as_the_webhook_applies_them(settings):
+    """The same deliveries to two organizations, one applied by the webhook, the other
+    queued and applied in batches of two: the same chats, statuses and events."""
+    outcomes = []
+    for queue in (False, True):
+        settings.WHATSAPP_STATUSES_QUEUED = queue
+        organization = OrganizationFactory()
+        set_channel(organization, app_secret=APP_SECRET)
+        create_endpoint(organization=organization, url="https://example.com/hook")
+        wam_ids = [f"wamid.{n}" for n in range(9)]
+        for wam_id in wam_ids:
+            ChatFactory(organization=organization, wam_id=wam_id)
+        for payload in deliveries(wam_ids):
+            assert deliver(organization, payload).status_code == 200
+        while queued_statuses.apply_queued_statuses(limit=2):
+            pass
+        outcomes.append(state(organization))
+        Emission.objects.all().delete()
+    inline, later = outcomes
+    assert later == inline
+    assert any(status == "failed" for _, status, *_ in later[0])
+
+
+def test_a_delivery_that_cannot_be_applied_is_kept_aside_and_holds_up_no_other(
+    webhook_org, chat, queued, monkeypatch
+):
+    other = ChatFactory(organization=webhook_org, wam_id="wamid.OUT2")
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 100))))
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT2", "delivered", 100))))
+    real = queued_statuses.store_statuses
+
+    def failing(organization, updates):
+        if any(update.wam_id == "wamid.OUT1" for update in updates):
+            raise RuntimeError("a bug")
+        return real(organization, updates)
+
+    monkeypatch.setattr(queued_statuses, "store_statuses", failing)
+    assert queued_statuses.apply_queued_statuses() == 2
+    other.refresh_from_db()
+    chat.refresh_from_db()
+    assert other.status == "delivered" and chat.status == "accepted"
+    (aside,) = QueuedStatuses.objects.all()
+    assert aside.error == "RuntimeError: a bug"
+    assert queued_statuses.apply_queued_statuses() == 0  # not taken again
+    assert "1 could not be applied" in queued_statuses.backlog()
+
+
+def test_unreadable_items_are_skipped_as_the_webhook_skips_them(webhook_org, chat, queued):
+    payload = envelope(
+        statuses(
+            status("wamid.OUT1", "delivered", 100),
+            {"id": "wamid.OUT1", "status": "teleported", "timestamp": "100"},
+            {"status": "sent"},
+            "not an object",
+        )
+    )
+    assert deliver(webhook_org, payload).json()["processed"]["queued"] == 4
+    run_tasks()
+    chat.refresh_from_db()
+    assert chat.status == "delivered"
+    assert not QueuedStatuses.objects.exists()
+
+
+def test_off_applies_at_once(webhook_org, chat):
+    processed = deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "read", 1)))).json()
+    assert processed["processed"]["statuses"] == 1 and "queued" not in processed["processed"]
+    assert not QueuedStatuses.objects.exists()
+
+
+def test_a_batch_holds_each_message_id_once_in_two_round_trips(webhook_org, queued):
+    for n in range(30):
+        ChatFactory(organization=webhook_org, wam_id=f"wamid.B{n}")
+        deliver(webhook_org, envelope(statuses(status(f"wamid.B{n}", "delivered", 100))))
+    with CaptureQueriesContext(connection) as batch:
+        assert queued_statuses.apply_queued_statuses() == 30
+    deliver(webhook_org, envelope(statuses(status("wamid.B0", "read", 200))))
+    with CaptureQueriesContext(connection) as one:
+        assert queued_statuses.apply_queued_statuses() == 1
+    # Thirty deliveries cost the statements of one.
+    assert len(batch) == len(one)
+    assert Chat.objects.filter(status="delivered").count() == 29
