@@ -20,7 +20,7 @@ from analytics.models import (
 )
 from business_numbers.models import Number
 from events.services import at_batch_end
-from messaging_project.core.database import Statement, execute_together
+from messaging_project.core.database import Statement, execute_together, fetch_together
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, Conversation
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
@@ -190,12 +190,21 @@ def fold_sql(one_organization: bool) -> str:
     """  # noqa: S608
 
 
+# The advisory lock the folds take shared and a repair exclusive (PostgreSQL): a
+# repair adds to the rollup with no fold adding meanwhile (analytics/rebuild.py).
+FOLDS_LOCK = (41_001, 1)
+
+
+# A fold's batch on PostgreSQL waits while a repair writes, in its statement's round
+# trip (SQLite runs one write transaction at a time).
+LET_FOLDS_RUN = ("SELECT pg_advisory_xact_lock_shared(%s, %s)", list(FOLDS_LOCK))
+
+
 def fold_batch(organization_id: int | None, limit: int) -> int:
     """Up to `limit` of the oldest increments (of one organization, or all) added to the
     rollup in one statement (fold_sql); how many were taken."""
-    with connection.cursor() as cursor:
-        cursor.execute(fold_sql(organization_id is not None), scoped(organization_id, limit))
-        return cursor.fetchone()[0]
+    statement = (fold_sql(organization_id is not None), scoped(organization_id, limit))
+    return fetch_together([LET_FOLDS_RUN, statement])[-1][0][0]
 
 
 def reaching(counter: str, column: str) -> str:
@@ -275,9 +284,8 @@ def fold_moves_sql(one_organization: bool) -> str:
 def fold_moves_batch(organization_id: int | None, limit: int) -> int:
     """Up to `limit` moved chats (of one organization, or all) counted in the rollup in
     one statement (fold_moves_sql); how many were taken."""
-    with connection.cursor() as cursor:
-        cursor.execute(fold_moves_sql(organization_id is not None), scoped(organization_id, limit))
-        return cursor.fetchone()[0]
+    statement = (fold_moves_sql(organization_id is not None), scoped(organization_id, limit))
+    return fetch_together([LET_FOLDS_RUN, statement])[-1][0][0]
 
 
 def take_moves(organization_id: int | None, limit: int) -> list[tuple]:
@@ -307,6 +315,17 @@ def upsert(table: str, keys: Names, counters: Names, rows: Iterable[tuple]) -> S
         return None
     sql = upsert_sql(table, keys, counters, len(ordered))
     return sql, [value for row in ordered for value in row]
+
+
+def hold_off_folds() -> None:
+    """Until the transaction ends, no fold adds to the rollup: PostgreSQL's wait for the
+    lock they take shared; on SQLite this write takes the database's one write lock."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", FOLDS_LOCK)
+        else:
+            table = DailyMessages._meta.db_table
+            cursor.execute(f"UPDATE {table} SET id = id WHERE 0 = 1")  # noqa: S608
 
 
 def add_messages(deltas: dict[MessageKey, list[int]]) -> None:

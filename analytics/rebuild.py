@@ -1,6 +1,15 @@
 """The rollup recomputed from the chats and their statuses, compared with the one kept
 live, and repaired (`manage.py analytics_rebuild`, docs/analytics.md). Reads every chat:
-for an operator, never for a request."""
+for an operator, never for a request.
+
+The figures kept live are the rollup plus what the next fold adds to it (the increments
+appended and the chats marked since: analytics/folding.py), so the chats and those are
+read in one snapshot and compared as a read of the figures counts them
+(analytics/selectors.py). A repair adds to each differing day what it lacks, rather than
+writing the day anew: the folds that run before it and after it add what they take to
+whatever is there, so the sum comes out right whichever ran first. Folds are held off
+while it writes (hold_off_folds).
+"""
 
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -10,9 +19,23 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
-from analytics.models import BilledMessage, DailyBillable, DailyMessages, DailyStaffMessages
-from analytics.queries import MESSAGE_COUNTERS
-from analytics.services import billable_category, counters, utc_day
+from analytics.models import (
+    BilledMessage,
+    DailyBillable,
+    DailyMessages,
+    DailyStaffMessages,
+    Increment,
+)
+from analytics.queries import (
+    MESSAGE_COUNTERS,
+    add_billable,
+    add_messages,
+    add_staff_messages,
+    hold_off_folds,
+)
+from analytics.services import added, billable_category, counters, minus, moved, utc_day
+from business_numbers.models import Number
+from messaging_project.core.database import one_snapshot
 from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
 
 MessageKey = tuple[int, date, int]  # organization, day, number
@@ -25,7 +48,8 @@ class Figures:
     messages: dict[MessageKey, list[int]] = field(default_factory=dict)
     billable: dict[BillableKey, int] = field(default_factory=dict)
     staff: dict[StaffKey, int] = field(default_factory=dict)
-    billed: dict[int, str] = field(default_factory=dict)  # chat id: category
+    # The billable messages: chat id, and the day, number and category it counts under.
+    billed: dict[int, BillableKey] = field(default_factory=dict)
 
 
 @dataclass
@@ -69,8 +93,8 @@ def from_chats() -> Figures:
         category = billable_category(pricing)
         if category is None or chat_id in figures.billed:
             continue
-        figures.billed[chat_id] = category
-        billable[(organization, utc_day(created_at), number, category)] += 1
+        figures.billed[chat_id] = (organization, utc_day(created_at), number, category)
+        billable[figures.billed[chat_id]] += 1
     figures.billable = dict(billable)
     return figures
 
@@ -94,57 +118,152 @@ def kept() -> Figures:
     return figures
 
 
+def waiting(claimed: set[int]) -> Figures:
+    """What the next fold adds to the rollup, counted as it counts it (folding.py): the
+    increments appended (those of numbers deleted since dropped), and each outbound chat
+    marked since counted, from the status counted to the one it has; `billed`, the
+    billable messages it claims (`claimed`: those claimed already)."""
+    figures = Figures()
+    numbers = set(Number._base_manager.values_list("pk", flat=True))
+    width = len(MESSAGE_COUNTERS)
+    increments = Increment.objects.order_by("id").values_list(
+        "organization_id", "day", "number_id", *MESSAGE_COUNTERS, "chat_id", "category"
+    )
+    claims: dict[int, BillableKey] = {}
+    for organization, day, number, *rest in increments.iterator():
+        if number not in numbers:
+            continue
+        key, changes, (chat_id, category) = (organization, day, number), rest[:width], rest[width:]
+        if any(changes):
+            figures.messages[key] = added(figures.messages.get(key, [0] * width), changes)
+        if chat_id is not None and chat_id not in claimed:
+            claims.setdefault(chat_id, (*key, category))
+    existing = Chat._base_manager.filter(pk__in=list(claims)).values_list("pk", flat=True)
+    figures.billed = {chat_id: claims[chat_id] for chat_id in existing}
+    marked = Chat._base_manager.filter(counted_status__isnull=False, type=ChatType.OUTBOUND)
+    chats: dict[int, MessageKey] = {}
+    rows = marked.values_list(
+        "pk", "organization_id", "number_id", "created_at", "counted_status", "status"
+    )
+    for chat_id, organization, number, created_at, before, after in rows.iterator():
+        key = chats[chat_id] = (organization, utc_day(created_at), number)
+        figures.messages[key] = added(
+            figures.messages.get(key, [0] * width), list(moved(before or "", after))
+        )
+    priced = (
+        ChatStatusEvent.objects.filter(chat_id__in=list(chats), pricing__billable=True)
+        .order_by("timestamp", "id")
+        .values_list("chat_id", "pricing")
+    )
+    for chat_id, pricing in priced:
+        category = billable_category(pricing)
+        if category is not None and chat_id not in claimed and chat_id not in figures.billed:
+            figures.billed[chat_id] = (*chats[chat_id], category)
+    billable: dict[BillableKey, int] = defaultdict(int)
+    for billed_as in figures.billed.values():
+        billable[billed_as] += 1
+    figures.billable = dict(billable)
+    return figures
+
+
+@dataclass
+class Comparison:
+    """The figures rebuilt from the chats, and the ones kept live (the rollup and what
+    the next fold adds to it), read on one snapshot."""
+
+    rebuilt: Figures
+    kept: Figures
+    waiting: Figures
+    claimed: set[int]  # the chats claimed as billable in the snapshot
+    differences: Differences
+
+
+def compare_with_chats() -> Comparison:
+    """Rebuild the figures from the chats and compare them with the live ones, all read
+    on one snapshot (PostgreSQL's REPEATABLE READ): what is counted is what was
+    committed before it, once, whatever webhooks, sends and folds do meanwhile."""
+    with one_snapshot():
+        rebuilt = from_chats()
+        claimed = set(BilledMessage.objects.values_list("chat_id", flat=True).iterator())
+        live, coming = kept(), waiting(claimed)
+    return Comparison(rebuilt, live, coming, claimed, compare(together(live, coming), rebuilt))
+
+
+def together(kept_figures: Figures, coming: Figures) -> Figures:
+    """The rollup with the next fold's additions."""
+    width = len(MESSAGE_COUNTERS)
+    messages = dict(kept_figures.messages)
+    for key, values in coming.messages.items():
+        messages[key] = added(messages.get(key, [0] * width), values)
+    billable = dict(kept_figures.billable)
+    for billed_as, count in coming.billable.items():
+        billable[billed_as] = billable.get(billed_as, 0) + count
+    return Figures(messages=messages, billable=billable, staff=kept_figures.staff)
+
+
 def compare(live: Figures, rebuilt: Figures) -> Differences:
-    def differing(a: dict, b: dict) -> list:
-        return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    """The keys whose figures differ, a missing key counting as zeros."""
+
+    def differing(a: dict, b: dict, zero) -> list:
+        return sorted(k for k in a.keys() | b.keys() if a.get(k, zero) != b.get(k, zero))
 
     return Differences(
-        messages=differing(live.messages, rebuilt.messages),
-        billable=differing(live.billable, rebuilt.billable),
-        staff=differing(live.staff, rebuilt.staff),
+        messages=differing(live.messages, rebuilt.messages, [0] * len(MESSAGE_COUNTERS)),
+        billable=differing(live.billable, rebuilt.billable, 0),
+        staff=differing(live.staff, rebuilt.staff, 0),
     )
 
 
 @transaction.atomic
-def repair(rebuilt: Figures, differences: Differences) -> None:
-    """Replace the rows of each differing day with the rebuilt figures."""
-    for organization, day, number in differences.messages:
-        DailyMessages.objects.filter(
-            organization_id=organization, day=day, number_id=number
-        ).delete()
-        values = rebuilt.messages.get((organization, day, number))
-        if values:
-            DailyMessages.objects.create(
-                organization_id=organization,
-                day=day,
-                number_id=number,
-                **dict(zip(MESSAGE_COUNTERS, values, strict=True)),
-            )
-    for organization, day, number, category in differences.billable:
-        DailyBillable.objects.filter(
-            organization_id=organization, day=day, number_id=number, category=category
-        ).delete()
-        count = rebuilt.billable.get((organization, day, number, category))
-        if count:
-            DailyBillable.objects.create(
-                organization_id=organization,
-                day=day,
-                number_id=number,
-                category=category,
-                messages=count,
-            )
-    for organization, day, staff in differences.staff:
-        DailyStaffMessages.objects.filter(
-            organization_id=organization, day=day, staff_id=staff
-        ).delete()
-        count = rebuilt.staff.get((organization, day, staff))
-        if count:
-            DailyStaffMessages.objects.create(
-                organization_id=organization, day=day, staff_id=staff, messages=count
-            )
-    # The billable messages counted from now on are those not counted already.
+def repair(comparison: Comparison) -> None:
+    """Add to each differing day what it lacks against the rebuilt figures (what the
+    rollup and the next fold's additions came to in the snapshot), and claim the billable
+    messages the rebuilt figures count that nothing claimed, so that no later status
+    counts them again. Folds are held off meanwhile; one that ran since the snapshot
+    added what it took (it was waiting in the snapshot), except a billable message
+    claimed since for a status come after: the repair counts it, so takes it off."""
+    hold_off_folds()
+    rebuilt, differences = comparison.rebuilt, comparison.differences
+    live = together(comparison.kept, comparison.waiting)
+    zero = [0] * len(MESSAGE_COUNTERS)
+    add_messages(
+        {
+            key: minus(rebuilt.messages.get(key, zero), live.messages.get(key, zero))
+            for key in differences.messages
+        }
+    )
+    billable = {
+        key: rebuilt.billable.get(key, 0) - live.billable.get(key, 0)
+        for key in differences.billable
+    }
+    unclaimed = {
+        chat_id: key
+        for chat_id, key in rebuilt.billed.items()
+        if chat_id not in comparison.claimed and chat_id not in comparison.waiting.billed
+    }
+    for chat_id in claimed_now(list(unclaimed)):
+        key = unclaimed.pop(chat_id)
+        billable[key] = billable.get(key, 0) - 1
+    add_billable(billable)
+    add_staff_messages(
+        {
+            key: rebuilt.staff.get(key, 0) - comparison.kept.staff.get(key, 0)
+            for key in differences.staff
+        }
+    )
     BilledMessage.objects.bulk_create(
-        [BilledMessage(chat_id=chat, category=c) for chat, c in rebuilt.billed.items()],
+        [BilledMessage(chat_id=chat_id, category=key[3]) for chat_id, key in unclaimed.items()],
         ignore_conflicts=True,
         batch_size=1000,
     )
+
+
+def claimed_now(chat_ids: list[int]) -> set[int]:
+    """Which of these chats are claimed as billable now."""
+    found: set[int] = set()
+    for start in range(0, len(chat_ids), 1000):
+        chunk = chat_ids[start : start + 1000]
+        found |= set(
+            BilledMessage.objects.filter(chat_id__in=chunk).values_list("chat_id", flat=True)
+        )
+    return found

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from analytics.folding import fold
-from analytics.rebuild import compare, from_chats, kept, repair
+from analytics.rebuild import compare_with_chats, repair
 
 
 class Command(BaseCommand):
@@ -19,9 +19,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, check: bool = False, **options):
-        fold()  # every increment appended so far in the rollup, before comparing
-        rebuilt = from_chats()
-        differences = compare(kept(), rebuilt)
+        fold()  # the rollup as folded as it gets: what waits is counted beside it
+        comparison = compare_with_chats()
+        differences = comparison.differences
         for name in ("messages", "billable", "staff"):
             for key in getattr(differences, name):
                 self.stdout.write(f"{name} differ: {' '.join(str(part) for part in key)}")
@@ -30,5 +30,5 @@ class Command(BaseCommand):
             return
         if check:
             raise CommandError("The figures differ from the chats (run without --check to repair).")
-        repair(rebuilt, differences)
+        repair(comparison)
         self.stdout.write("Repaired.")
