@@ -136,17 +136,24 @@ def count_moves(taken: list[tuple]) -> None:
         if any(change):
             counts[key] = added(counts.get(key, [0] * len(MESSAGE_COUNTERS)), change)
     add_messages(counts)
-    first_priced: dict[int, str] = {}
+    first_priced = first_billable(list(outbound))
+    by_category: dict[tuple[int, date, int, str], int] = defaultdict(int)
+    for chat_id in claim_billed(first_priced):
+        by_category[(*outbound[chat_id], first_priced[chat_id])] += 1
+    add_billable(by_category)
+
+
+def first_billable(chat_ids: list[int]) -> dict[int, str]:
+    """The pricing category of each chat's first billable status (by its time), for the
+    chats that have one: what a move claims (WhatsApp repeats it on each status)."""
+    first: dict[int, str] = {}
     priced = (
-        ChatStatusEvent.objects.filter(chat_id__in=list(outbound), pricing__billable=True)
+        ChatStatusEvent.objects.filter(chat_id__in=chat_ids, pricing__billable=True)
         .order_by("timestamp", "id")
         .values_list("chat_id", "pricing")
     )
     for chat_id, pricing in priced:
         category = billable_category(pricing)
         if category is not None:
-            first_priced.setdefault(chat_id, category)
-    by_category: dict[tuple[int, date, int, str], int] = defaultdict(int)
-    for chat_id in claim_billed(first_priced):
-        by_category[(*outbound[chat_id], first_priced[chat_id])] += 1
-    add_billable(by_category)
+            first.setdefault(chat_id, category)
+    return first

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
+from analytics.folding import first_billable
 from analytics.models import (
     BilledMessage,
     DailyBillable,
@@ -150,14 +151,8 @@ def waiting(claimed: set[int]) -> Figures:
         figures.messages[key] = added(
             figures.messages.get(key, [0] * width), list(moved(before or "", after))
         )
-    priced = (
-        ChatStatusEvent.objects.filter(chat_id__in=list(chats), pricing__billable=True)
-        .order_by("timestamp", "id")
-        .values_list("chat_id", "pricing")
-    )
-    for chat_id, pricing in priced:
-        category = billable_category(pricing)
-        if category is not None and chat_id not in claimed and chat_id not in figures.billed:
+    for chat_id, category in first_billable(list(chats)).items():
+        if chat_id not in claimed and chat_id not in figures.billed:
             figures.billed[chat_id] = (*chats[chat_id], category)
     billable: dict[BillableKey, int] = defaultdict(int)
     for billed_as in figures.billed.values():

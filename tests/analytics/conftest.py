@@ -1,11 +1,15 @@
 """Messages recorded as sending records them (so that the figures move as they do in
 production), and the figures read back."""
 
+import threading
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
+
+from django.db import connections, transaction
 
 from analytics import selectors
 from business_numbers.models import Number
-from sending.models import Chat
+from sending.models import UNCOUNTED, Chat, ChatStatus
 from sending.services.chats import accepted_chat, record
 from tests.factories import ContactFactory
 from tests.inbound.conftest import empty_outbox, webhook_org  # noqa: F401  (fixtures)
@@ -45,3 +49,28 @@ def day_figures(organization, day: date, number=None) -> dict:
 
 def totals(organization) -> dict:
     return day_figures(organization, datetime.now(UTC).date())
+
+
+@contextmanager
+def held_by_a_webhook(chat: Chat):
+    """A status webhook in flight (another connection, PostgreSQL) moving `chat` on to
+    `delivered`: it holds the chat's row until the block ends, then commits."""
+    holding, release = threading.Event(), threading.Event()
+
+    def webhook_in_flight() -> None:
+        with transaction.atomic():
+            Chat.objects.filter(pk=chat.pk).update(
+                counted_status=UNCOUNTED, status=ChatStatus.DELIVERED
+            )
+            holding.set()
+            release.wait(10)
+        connections.close_all()
+
+    thread = threading.Thread(target=webhook_in_flight)
+    thread.start()
+    try:
+        assert holding.wait(5)
+        yield
+    finally:
+        release.set()
+        thread.join()

@@ -17,8 +17,8 @@ from analytics.models import Awaiting, BilledMessage, DailyBillable, DailyMessag
 from analytics.queries import take_increments
 from analytics.tasks import fold_increments
 from messaging_project.worker.schedule import jobs
-from sending.models import UNCOUNTED, Chat, ChatStatus
-from tests.analytics.conftest import MARKETING, send, totals
+from sending.models import Chat, ChatStatus
+from tests.analytics.conftest import MARKETING, held_by_a_webhook, send, totals
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
 from tests.inbound.conftest import deliver, envelope, status, statuses, text_message
@@ -294,29 +294,12 @@ def test_a_fold_leaves_a_chat_being_moved_and_a_read_counts_it_as_committed(webh
     # staff read: neither waits; the read counts the chat as it was committed, once.
     chat = moved_chat(webhook_org, "wamid.M1", pricing=MARKETING)
     folding.fold_increments(None)
-    holding, release = threading.Event(), threading.Event()
-
-    def webhook_in_flight() -> None:
-        with transaction.atomic():
-            Chat.objects.filter(pk=chat.pk).update(
-                counted_status=UNCOUNTED, status=ChatStatus.DELIVERED
-            )
-            holding.set()
-            release.wait(10)
-        connections.close_all()
-
-    thread = threading.Thread(target=webhook_in_flight)
-    thread.start()
-    try:
-        assert holding.wait(5)
+    with held_by_a_webhook(chat):
         assert fold() == 0  # the chat left for the next fold, without waiting for it
         during = totals(webhook_org)
         assert (during["sent"], during["delivered"]) == (1, 0)
         assert during["billable"] == {"marketing": 1}
         assert not BilledMessage.objects.exists()  # counted by the read, not claimed
-    finally:
-        release.set()
-        thread.join()
     after = totals(webhook_org)
     assert (after["sent"], after["delivered"], after["billable"]) == (1, 1, {"marketing": 1})
     assert Chat.objects.get(pk=chat.pk).counted_status is None
