@@ -83,7 +83,7 @@ def apply_alone(queued: QueuedStatuses) -> None:
         raise
     except Exception as error:
         logger.exception("Queued statuses %s cannot be applied; kept aside", queued.pk)
-        queued.error = f"{type(error).__name__}: {error}"[:2000] or "failed"
+        queued.error = f"{type(error).__name__}: {error}"[:2000]
         queued.save(update_fields=["error"])
 
 

@@ -7,8 +7,6 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
-    initial = True
-
     dependencies = [
         ('accounts', '0010_adminlanguage'),
         ('inbound', '0001_tasks_moved_from_sending'),
