@@ -136,15 +136,20 @@ class StatusQueue:
         return apply_queued_statuses()
 
     def serve(self, worker_id: str, stopping: threading.Event) -> None:
+        """Apply batches until `stopping`. A failure the batch's own recovery did not
+        catch (the database gone, a bug) is logged and the queue goes on after a pause:
+        statuses wait in their table, and a dead thread would leave them there until the
+        worker restarts."""
         failures = 0
         while not stopping.is_set():
             try:
                 taken = apply_queued_statuses()
                 failures = 0
-            except DatabaseError:
+            except Exception as error:
                 failures += 1
-                logger.exception("Queued statuses: the database is unreachable; trying again")
-                connection.close()
+                logger.exception("Queued statuses: a batch failed; trying again")
+                if isinstance(error, DatabaseError):
+                    connection.close()
                 stopping.wait(min(30.0, 0.5 * 2**failures))
                 continue
             if taken < BATCH:

@@ -3,6 +3,8 @@ workers apply them in batches, with what the webhook would have done itself."""
 
 import json
 import random
+import threading
+import time
 
 import pytest
 from django.db import connection
@@ -201,3 +203,30 @@ def test_a_batch_holds_each_message_id_once_in_two_round_trips(webhook_org, queu
     # Thirty deliveries cost the statements of one.
     assert len(batch) == len(one)
     assert Chat.objects.filter(status="delivered").count() == 29
+
+
+@pytest.mark.django_db(transaction=True)  # the queue's thread has its own connection
+def test_the_queue_thread_goes_on_after_a_failure(webhook_org, chat, queued, monkeypatch):
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 100))))
+    real, calls = queued_statuses.apply_queued_statuses, []
+
+    def failing_once() -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug outside the batch's own recovery")
+        return real()
+
+    monkeypatch.setattr(queued_statuses, "apply_queued_statuses", failing_once)
+    stopping = threading.Event()
+    thread = threading.Thread(target=queued_statuses.StatusQueue().serve, args=("t", stopping))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while QueuedStatuses.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stopping.set()
+        thread.join(10)
+    assert len(calls) >= 2 and not QueuedStatuses.objects.exists()
+    chat.refresh_from_db()
+    assert chat.status == "delivered"
