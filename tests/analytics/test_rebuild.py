@@ -2,12 +2,16 @@
 are the rollup and what the next fold adds, compared on one snapshot, and a repair adds
 what a day lacks, so that a fold before or after it counts nothing twice."""
 
+import threading
+
 import pytest
 from django.core.management import call_command
+from django.db import connections, transaction
 
 from analytics import rebuild
 from analytics.folding import fold
 from analytics.models import BilledMessage, DailyBillable, DailyMessages
+from analytics.queries import hold_off_folds
 from sending.models import Chat, ChatStatus
 from tests.analytics.conftest import MARKETING, held_by_a_webhook, send, totals
 from tests.databases import on_postgresql
@@ -103,3 +107,38 @@ def test_a_chat_a_webhook_holds_neither_differs_nor_counts_twice_after_a_repair(
     after = totals(webhook_org)
     assert {name: after[name] for name in expected} == expected
     call_command("analytics_rebuild", "--check")
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_fold_waits_while_a_repair_writes(webhook_org):
+    """The repair adds to the rollup with no fold adding meanwhile: a fold that starts
+    while a repair's transaction holds the lock waits for its commit, then folds."""
+    send(webhook_org, wam_id="wamid.A1")  # an increment to fold
+    repairing, release, folded = threading.Event(), threading.Event(), []
+
+    def repair_in_flight() -> None:
+        with transaction.atomic():
+            hold_off_folds()
+            repairing.set()
+            release.wait(10)
+        connections.close_all()
+
+    def worker_fold() -> None:
+        folded.append(fold())
+        connections.close_all()
+
+    repair = threading.Thread(target=repair_in_flight)
+    repair.start()
+    try:
+        assert repairing.wait(5)
+        folder = threading.Thread(target=worker_fold)
+        folder.start()
+        folder.join(1)
+        assert folder.is_alive() and not folded  # waiting for the repair's lock
+    finally:
+        release.set()
+        repair.join()
+    folder.join(10)
+    assert folded == [1]
+    assert totals(webhook_org)["outbound"] == 1
