@@ -2,6 +2,8 @@
 its event endpoints; an auto-reply's claim and load. The statements say what earns them
 their place beside the ORM; they run on PostgreSQL in the suite."""
 
+from dataclasses import dataclass
+
 from django.db import connection
 from django.utils import timezone
 
@@ -10,6 +12,7 @@ from business_numbers.models import NUMBERS_CACHE, Number
 from canned_replies.models import CannedReply
 from contacts.models import Contact, OptOutWords
 from events.models import Endpoint
+from inbound.models import QueuedStatuses
 from messaging_project.core import rows
 from messaging_project.core.database import fetch_together
 from sending.models import AutoReply, AutoReplyState, Chat
@@ -66,6 +69,93 @@ def webhook_organization(organization_uuid) -> tuple[Organization | None, list[t
     if words is not None:
         OptOutWords.organization.field.set_cached_value(words, organization)
     return organization, endpoints
+
+
+# What a status-only delivery's check needs (inbound/middleware.py): the organization,
+# its default number (the Meta app's secret, as stored: sealed) and the phone number
+# ids of its live numbers: a row per number with one (one NULL row when none has).
+WEBHOOK_SIGNER = f"""
+    SELECT o.id, d.id, d.app_secret, n.phone_number_id
+    FROM {Organization._meta.db_table} o
+    JOIN {Number._meta.db_table} d ON d.organization_id = o.id AND d.is_default
+        AND d.deleted_at IS NULL
+    LEFT JOIN {Number._meta.db_table} n ON n.organization_id = o.id
+        AND n.deleted_at IS NULL AND n.phone_number_id <> ''
+    WHERE o.uuid = %s
+"""  # noqa: S608
+
+
+@dataclass(frozen=True)
+class Signer:
+    """Who signs an organization's webhooks, as last read."""
+
+    organization_id: int
+    default_number_id: int
+    secret: str
+    sealed_secret: str  # the column's value: unchanged while the secret is
+    # None of them: every change is the default number's (the sandbox's).
+    phone_number_ids: frozenset[str]
+
+    def takes(self, phone_number_id: str) -> bool:
+        """Whether a change naming this number is the organization's (number_for)."""
+        return not self.phone_number_ids or phone_number_id in self.phone_number_ids
+
+
+def webhook_signer(organization_uuid) -> Signer | None:
+    """The organization's Signer; None when it has no default number, or no organization
+    has this uuid."""
+    uuid_field = Organization._meta.get_field("uuid")
+    uuid_value = uuid_field.get_db_prep_value(organization_uuid, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(WEBHOOK_SIGNER, [uuid_value])
+        found = cursor.fetchall()
+    if not found:
+        return None
+    organization_id, number_id, sealed, _ = found[0]
+    secret = Number._meta.get_field("app_secret").from_db_value(sealed, None, connection)
+    ids = frozenset(row[3] for row in found if row[3] is not None)
+    return Signer(organization_id, number_id, secret or "", sealed or "", ids)
+
+
+# A status-only delivery queued, in the statement that checks that the Signer it was
+# checked against is still true: the default number and its secret unchanged, and the
+# number the delivery names still the organization's (or, for an organization whose
+# numbers have no phone number id, still none has). Nothing is inserted otherwise.
+QUEUE_IF_SIGNED = f"""
+    INSERT INTO {QueuedStatuses._meta.db_table} (organization_id, changes, received_at, error)
+    SELECT %s, %s, %s, ''
+    WHERE EXISTS (
+        SELECT 1 FROM {Number._meta.db_table} d
+        WHERE d.id = %s AND d.is_default AND d.deleted_at IS NULL AND d.app_secret = %s
+    ) AND {{named}} (
+        SELECT 1 FROM {Number._meta.db_table} n
+        WHERE n.organization_id = %s AND n.deleted_at IS NULL AND n.phone_number_id {{number}}
+    )
+"""  # noqa: S608
+QUEUE_IF_NAMED = QUEUE_IF_SIGNED.format(named="EXISTS", number="= %s")
+QUEUE_IF_NONE_NAMED = QUEUE_IF_SIGNED.format(named="NOT EXISTS", number="<> ''")
+
+
+def queue_if_signed(signer: Signer, phone_number_id: str, changes: list[dict]) -> bool:
+    """Queue the changes for the workers (one autocommitted insert) if `signer` is still
+    the organization's, and `phone_number_id` still one of its numbers' (Signer.takes)."""
+    changes_value = QueuedStatuses._meta.get_field("changes").get_db_prep_save(changes, connection)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [
+        signer.organization_id,
+        changes_value,
+        now,
+        signer.default_number_id,
+        signer.sealed_secret,
+        signer.organization_id,
+    ]
+    if signer.phone_number_ids:
+        statement, params = QUEUE_IF_NAMED, [*params, phone_number_id]
+    else:
+        statement = QUEUE_IF_NONE_NAMED
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.rowcount == 1
 
 
 # The run that claimed a reply records its end even if another run marked it unknown

@@ -4,8 +4,10 @@ in one insert and answers; the workers apply them in batches (docs/webhooks.md,
 
 Applied as the webhook applies them (the same parsing, `store_statuses`, the same
 events), a batch of deliveries at a time: the message ids of a whole batch held in one
-round trip, their statuses inserted and their chats moved in another. Each status keeps
-the moment the webhook took it (`received_at`).
+round trip, their statuses inserted and their chats moved in another (two deliveries of
+one message in turn: each is its own event, as in the request). Each status keeps the
+moment the webhook took it (`received_at`). A delivery of statuses alone is queued
+before the rest of the web stack (inbound/middleware.py).
 
 Exactly once: a batch is taken with FOR UPDATE SKIP LOCKED and deleted in the
 transaction that applies it, so two workers take different deliveries, and a worker
@@ -19,6 +21,7 @@ an operator (`tasks_status` counts them), and holds up no other.
 import logging
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
@@ -30,7 +33,8 @@ from events.services import event_batch
 from inbound.models import QueuedStatuses
 from inbound.services.statuses import parse_statuses
 from inbound.services.webhook_items import WebhookSummary, as_dict, as_list
-from sending.services import store_statuses
+from sending.queries import hold_message_ids
+from sending.services import StatusUpdate, store_statuses
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +54,47 @@ def queue_statuses(organization: Organization, changes: list[dict]) -> None:
     """Keep the changes' statuses for the workers: one insert, in the caller's
     transaction if it has one."""
     QueuedStatuses.objects.create(organization=organization, changes=changes)
+
+
+# The keys of a change that carries statuses and nothing else (Meta's documented status
+# notification; the captured ones in tests/inbound/payloads).
+STATUS_CHANGE_KEYS = frozenset({"messaging_product", "metadata", "statuses"})
+
+
+@dataclass(frozen=True)
+class StatusDelivery:
+    changes: list[dict]  # each change's value, as queue_statuses keeps them
+    phone_number_id: str  # the one number they are all for
+    statuses: int
+
+
+def statuses_only(payload: object) -> StatusDelivery | None:
+    """A delivery of nothing but statuses for one named number, which the webhook would
+    queue whole (inbound/middleware.py); None for anything else: the webhook's view
+    reads it."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("entry"), list):
+        return None
+    changes, numbers, count = [], set(), 0
+    for entry in payload["entry"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("changes"), list):
+            return None
+        for change in entry["changes"]:
+            if not isinstance(change, dict) or change.get("field") != "messages":
+                return None
+            value = change.get("value")
+            if not isinstance(value, dict):
+                return None
+            statuses, metadata = value.get("statuses"), value.get("metadata")
+            if not (isinstance(statuses, list) and statuses and isinstance(metadata, dict)):
+                return None
+            if not value.keys() <= STATUS_CHANGE_KEYS or metadata.get("phone_number_id") is None:
+                return None
+            changes.append(value)
+            numbers.add(str(metadata["phone_number_id"]))
+            count += len(statuses)
+    if len(numbers) != 1:
+        return None
+    return StatusDelivery(changes, numbers.pop(), count)
 
 
 def apply_queued_statuses(limit: int = BATCH) -> int:
@@ -97,15 +142,41 @@ def apply(taken: list[QueuedStatuses]) -> None:
     for organization_id in sorted(by_organization):
         organization = organizations[organization_id]
         summary = WebhookSummary()
-        updates = []
-        for queued in by_organization[organization_id]:
-            items = [
-                (as_dict(item), value)
-                for value in map(as_dict, as_list(queued.changes))
-                for item in as_list(value.get("statuses"))
-            ]
-            updates += parse_statuses(organization, items, summary, queued.received_at)
-        store_statuses(organization, updates)
+        deliveries = [
+            parse_statuses(organization, items(queued), summary, queued.received_at)
+            for queued in by_organization[organization_id]
+        ]
+        rounds = in_rounds(deliveries)
+        if len(rounds) > 1:  # every round's message ids held first, in one order
+            hold_message_ids(organization_id, {u.wam_id for r in rounds for u in r})
+        for updates in rounds:
+            store_statuses(organization, updates)
+
+
+def items(queued: QueuedStatuses) -> list[tuple[dict, dict]]:
+    """The delivery's status items, each with its change's value (as the webhook reads
+    them)."""
+    return [
+        (as_dict(item), value)
+        for value in map(as_dict, as_list(queued.changes))
+        for item in as_list(value.get("statuses"))
+    ]
+
+
+def in_rounds(deliveries: list[list[StatusUpdate]]) -> list[list[StatusUpdate]]:
+    """The deliveries' statuses in as few rounds as keep apart two deliveries of one
+    message: its chat then moves, and is an event, once per delivery, as when the
+    webhook applies them (a `sent` and its `delivered` in one batch are two events)."""
+    rounds: list[list[StatusUpdate]] = []
+    named: set[str] = set()
+    for updates in deliveries:
+        ids = {update.wam_id for update in updates}
+        if not rounds or not named.isdisjoint(ids):
+            rounds.append([])
+            named = set()
+        rounds[-1] += updates
+        named |= ids
+    return [updates for updates in rounds if updates]
 
 
 def backlog() -> str:

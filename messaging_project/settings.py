@@ -174,6 +174,8 @@ MIDDLEWARE = [
     # Open inbox pages' live checks, answered here (after HTTPS and its headers are
     # enforced): none of what follows concerns them.
     "inbox.middleware.LiveCheckMiddleware",
+    # Likewise WhatsApp's deliveries of statuses alone, when they are queued.
+    "inbound.middleware.StatusWebhookMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The admin in the staff member's language (Accept-Language, else LANGUAGE_CODE);

@@ -18,6 +18,7 @@ from events.services import event_batch
 from inbound.queries import webhook_organization
 from inbound.queued_statuses import queue_statuses
 from inbound.services.webhook import process_webhook
+from inbound.services.webhook_items import WebhookSummary
 from messaging_project.api.exceptions import NOT_FOUND, error_body
 from messaging_project.api.parsers import MALFORMED_BODY, loads
 from messaging_project.core.metrics import WHATSAPP_WEBHOOKS
@@ -75,8 +76,13 @@ def whatsapp_webhook(request, organization_uuid):
         summary = process_webhook(organization=organization, payload=payload, queue_statuses=queue)
     if summary.queued_changes:  # after the rest: alone, the insert needs no transaction
         queue_statuses(organization, summary.queued_changes)
+    return processed_response(organization.pk, summary)
+
+
+def processed_response(organization_id: int, summary: WebhookSummary) -> JsonResponse:
+    """The answer to a delivery taken, counted and logged (inbound/middleware.py's too)."""
     WHATSAPP_WEBHOOKS.labels(result="processed").inc()
-    logger.info("Webhook for organization %s: %s", organization.pk, summary)
+    logger.info("Webhook for organization %s: %s", organization_id, summary)
     processed = {
         "statuses": summary.statuses,
         "messages": summary.messages,
