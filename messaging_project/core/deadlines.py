@@ -20,6 +20,7 @@ resolver's own timeouts.)
 
 import contextlib
 import heapq
+import itertools
 import math
 import os
 import socket
@@ -31,6 +32,7 @@ from contextlib import contextmanager
 import requests
 
 STOPPING = "the worker is stopping"
+KEYS = itertools.count()
 
 
 class DeadlineExceeded(requests.Timeout):
@@ -41,6 +43,7 @@ class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.at = time.monotonic() + seconds
+        self.key = next(KEYS)  # never reused, unlike id(): the watchdog's heap names it
         self.expired = ""  # why it was cut off, once it was
         self.sockets: list[socket.socket] = []
 
@@ -77,25 +80,39 @@ class Deadline:
 
 
 class Watchdog:
-    """One thread per process that cuts the deadlines as they pass."""
+    """One thread per process that cuts the deadlines as they pass.
+
+    The deadlines wait in a heap by the moment they end, so that a call adds and removes
+    its own in constant or logarithmic time, and the thread wakes only for the earliest
+    one (a new deadline that ends first, or stop_all, wakes it sooner). A removed
+    deadline's entry stays in the heap until it comes up (or the heap is rebuilt):
+    hundreds of sends a second each add one, and the thread once read them all on each
+    of their additions, holding the lock every call needs."""
 
     def __init__(self) -> None:
         self.changed = threading.Condition()
         self.active: dict[int, Deadline] = {}
+        self.due: list[tuple[float, int]] = []  # (Deadline.at, Deadline.key)
         self.stop_at = math.inf
         self.thread: threading.Thread | None = None
 
     def add(self, deadline: Deadline) -> None:
         with self.changed:
-            self.active[id(deadline)] = deadline
+            self.active[deadline.key] = deadline
+            if len(self.due) > 2 * len(self.active) + 1000:  # mostly removed ones
+                self.due = [(d.at, key) for key, d in self.active.items()]
+                heapq.heapify(self.due)
+            else:
+                heapq.heappush(self.due, (deadline.at, deadline.key))
             if self.thread is None:
                 self.thread = threading.Thread(target=self.run, name="http-deadlines", daemon=True)
                 self.thread.start()
-            self.changed.notify()
+            elif self.due[0][1] == deadline.key:  # ends before any other
+                self.changed.notify()
 
     def remove(self, deadline: Deadline) -> None:
         with self.changed:
-            self.active.pop(id(deadline), None)
+            self.active.pop(deadline.key, None)
 
     def watch(self, deadline: Deadline, sock: socket.socket) -> None:
         with self.changed:
@@ -113,17 +130,20 @@ class Watchdog:
         with self.changed:
             while True:
                 now = time.monotonic()
-                due = [(d.ends_at(), key) for key, d in self.active.items()]
-                heapq.heapify(due)
-                while due and due[0][0] <= now:
-                    _, key = heapq.heappop(due)
-                    self.active.pop(key).cut()
-                self.changed.wait(due[0][0] - now if due else None)
+                while self.due:
+                    at, key = self.due[0]
+                    if key in self.active and min(at, self.stop_at) > now:
+                        break
+                    heapq.heappop(self.due)
+                    if key in self.active:
+                        self.active.pop(key).cut()
+                self.changed.wait(min(self.due[0][0], self.stop_at) - now if self.due else None)
 
     def forked(self) -> None:
         """In a child process: no thread yet, no deadline of the parent's."""
         self.changed = threading.Condition()
         self.active = {}
+        self.due = []
         self.thread = None
 
 
