@@ -33,6 +33,7 @@ from events.services import event_batch
 from inbound.models import QueuedStatuses
 from inbound.services.statuses import parse_statuses
 from inbound.services.webhook_items import WebhookSummary, as_dict, as_list
+from messaging_project.core.storable import is_storable_json
 from sending.queries import hold_message_ids
 from sending.services import StatusUpdate, store_statuses
 
@@ -92,7 +93,7 @@ def statuses_only(payload: object) -> StatusDelivery | None:
             changes.append(value)
             numbers.add(str(metadata["phone_number_id"]))
             count += len(statuses)
-    if len(numbers) != 1:
+    if len(numbers) != 1 or not is_storable_json(changes):
         return None
     return StatusDelivery(changes, numbers.pop(), count)
 

@@ -121,7 +121,9 @@ def process_webhook(
                 summary.skipped += len(calls)
                 guarded(log_unhandled, organization, value, summary, "calls")
             statuses = [(as_dict(item), value) for item in as_list(value.get("statuses"))]
-            if statuses and queue_statuses:
+            # Kept as sent, so whole: a change a database cannot store is read here,
+            # item by item (each status checked, as with the queue off).
+            if statuses and queue_statuses and is_storable_json(value):
                 summary.queued_changes.append(value)
                 summary.queued += len(statuses)
             else:

@@ -18,6 +18,7 @@ from sending.models import Chat
 from tests.channel import PHONE_NUMBER_ID
 from tests.factories import OrganizationFactory
 from tests.inbound.conftest import APP_SECRET, envelope, sign, status, statuses, text_message
+from tests.sending.factories import ChatFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -42,13 +43,18 @@ def cloud(org_a):
     return org_a
 
 
-def post(client: Client, organization, payload, *, secret: str = APP_SECRET):
+def without_the_middleware(settings) -> list[str]:
+    return [name for name in settings.MIDDLEWARE if name != MIDDLEWARE]
+
+
+def post(client: Client, organization, payload, *, secret: str = APP_SECRET, **headers):
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return client.post(
         f"/webhooks/whatsapp/{organization.uuid}",
         body,
         content_type="application/json",
         HTTP_X_HUB_SIGNATURE_256=sign(body, secret),
+        **headers,
     )
 
 
@@ -70,7 +76,7 @@ def test_the_answer_and_the_row_are_the_views(queued, settings, caplog):
         statuses(status("wamid.A", "delivered", 200)),
     )
     outcomes = []
-    for middleware in ([m for m in settings.MIDDLEWARE if m != MIDDLEWARE], settings.MIDDLEWARE):
+    for middleware in (without_the_middleware(settings), settings.MIDDLEWARE):
         organization = OrganizationFactory()
         configure_channel(
             organization=organization,
@@ -133,7 +139,7 @@ def test_a_sandbox_organizations_statuses_are_taken_too(webhook_org, queued):
 )
 def test_anything_but_statuses_alone_is_the_views(cloud, queued, payload, settings):
     client = Client()
-    with override_settings(MIDDLEWARE=[m for m in settings.MIDDLEWARE if m != MIDDLEWARE]):
+    with override_settings(MIDDLEWARE=without_the_middleware(settings)):
         expected = post(Client(), cloud, payload)
     Chat.objects.all().delete()
     QueuedStatuses.objects.all().delete()
@@ -201,14 +207,7 @@ def test_a_removed_number_is_no_longer_the_organizations(cloud, queued):
 
 
 def test_a_host_not_allowed_is_refused(cloud, queued):
-    body = json.dumps(one_status()).encode()
-    response = Client().post(
-        f"/webhooks/whatsapp/{cloud.uuid}",
-        body,
-        content_type="application/json",
-        HTTP_X_HUB_SIGNATURE_256=sign(body),
-        HTTP_HOST="evil.example",
-    )
+    response = post(Client(), cloud, one_status(), HTTP_HOST="evil.example")
     assert response.status_code == 400
     assert not QueuedStatuses.objects.exists()
 
@@ -220,3 +219,20 @@ def test_an_unknown_organization_is_the_views_404(queued):
         content_type="application/json",
     )
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["middleware", "view"])
+def test_a_change_a_database_cannot_store_is_applied_in_the_request(cloud, queued, settings, early):
+    """Queued, it would be kept whole, and PostgreSQL refuses a NUL in jsonb: each of its
+    statuses is read and stored as with the queue off (the NUL dropped from the field)."""
+    chat = ChatFactory(organization=cloud, wam_id="wamid.OUT1")
+    payload = one_status()
+    payload["entry"][0]["changes"][0]["value"]["statuses"][0]["recipient_id"] = "14\u0000"
+    middleware = settings.MIDDLEWARE if early else without_the_middleware(settings)
+    with override_settings(MIDDLEWARE=middleware):
+        response = post(Client(), cloud, payload)
+    assert response.status_code == 200
+    assert response.json()["processed"]["statuses"] == 1
+    assert not QueuedStatuses.objects.exists()
+    chat.refresh_from_db()
+    assert chat.status == "delivered"
