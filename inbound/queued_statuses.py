@@ -149,7 +149,7 @@ def apply(taken: list[QueuedStatuses]) -> None:
         ]
         rounds = in_rounds(deliveries)
         if len(rounds) > 1:  # every round's message ids held first, in one order
-            hold_message_ids(organization_id, {u.wam_id for r in rounds for u in r})
+            hold_message_ids(organization_id, {update.wam_id for each in rounds for update in each})
         for updates in rounds:
             store_statuses(organization, updates)
 
