@@ -118,6 +118,12 @@ class Sender:
     stop: threading.Event = field(default_factory=threading.Event)
     # Sends that missed their turns (the process stalled) and took fresh ones.
     late: int = 0
+    # Set once the slice handed the rest over: a send that misses its turn then goes
+    # back to the recipients waiting, for the next sender, rather than taking a fresh
+    # turn here (an overloaded process's slices would otherwise never end, each with
+    # its threads, while new ones start every SLICE_SECONDS).
+    handed_over: bool = False
+    given_back: int = 0  # sends given back after the hand-over
 
     @property
     def organization(self) -> Organization:
@@ -241,7 +247,8 @@ def send_until_done(
 ) -> bool:
     """Claim and send batches until none is pending (or it is cancelled), or the
     monotonic clock passes `until`, when `hand_over()` is asked to pass the rest on;
-    every send started is recorded before it returns. Whether the rest was handed over."""
+    every send started is recorded before it returns. Whether the rest was handed over
+    (and nothing given back since, which the next sender may not have seen)."""
     sender = Sender(campaign=campaign, worker_id=worker_id)
     sender.prepare()
     rate, threads = campaign.rate, threads_for(campaign.rate)
@@ -257,7 +264,7 @@ def send_until_done(
             now = time.monotonic()
             if claiming and batches and until is not None and now >= until:
                 claiming = False  # (a slice sends one batch at least)
-                handed_over = hand_over()
+                handed_over = sender.handed_over = hand_over()
             waiting = sum(not send.left.is_set() for send in under_way)
             busy = sum(not send.future.done() for send in under_way)
             if (
@@ -296,7 +303,8 @@ def send_until_done(
     # Paused once every send under way is answered: after that, none reaches the channel.
     if paused:
         pause(campaign.pk, paused)
-    return handed_over
+    # Given back after the hand-over, perhaps after the next sender looked: ask again.
+    return handed_over and not sender.given_back
 
 
 def still_running(campaign_id: int) -> bool:
@@ -400,8 +408,12 @@ def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecu
     for send in done:
         try:
             result = send.future.result()
-            if result is NOT_SENT or (result is LATE and sender.stop.is_set()):
+            if result is NOT_SENT or (
+                result is LATE and (sender.stop.is_set() or sender.handed_over)
+            ):
                 finish(send.recipient, RecipientStatus.PENDING)  # given back, not sent
+                if sender.handed_over:
+                    sender.given_back += 1
                 continue
             if result is LATE:
                 late.append((send.recipient, send.contact))

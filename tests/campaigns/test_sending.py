@@ -316,6 +316,34 @@ def test_a_sender_hands_over_to_a_new_task_after_its_slice(api, cloud_org, graph
     assert tasks("campaigns.tasks.send_campaign").count() >= 3  # handed over
 
 
+def test_a_sender_that_handed_over_gives_back_a_send_that_missed_its_turn(
+    api, cloud_org, graph, monkeypatch, caplog
+):
+    """Rather than take a fresh turn itself: an overloaded worker's slices would never
+    end, each keeping its threads, while a new one starts every slice."""
+    from campaigns import sender
+
+    monkeypatch.setattr("campaigns.sender.SLICE_SECONDS", 0.0)  # one batch per slice
+    monkeypatch.setattr("campaigns.sender.TICK", 0.001)  # of one recipient at rate 1000
+    missed: list = []
+
+    def first_one_missed(turn) -> bool:
+        if not missed:
+            missed.append(turn)
+            return True
+        return real(turn)
+
+    real = sender.too_late
+    monkeypatch.setattr(sender, "too_late", first_one_missed)
+    uuid = create(api, phones=PHONES)
+    with caplog.at_level(logging.INFO, logger="campaigns.sender"):
+        run_tasks()
+
+    assert missed and len(sends(graph)) == 3
+    assert shown(api, uuid)["status"] == "completed"
+    assert "took later ones" not in caplog.text
+
+
 def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
     uuid = create(api, phones=PHONES)
     other = create(api, phones=PHONES[:1])
