@@ -39,14 +39,21 @@ def organization_with_chats(count: int, prefix: str):
     return organization
 
 
-def test_two_appliers_at_once_apply_each_status_once(queued):
+@pytest.mark.parametrize("by_chat", [False, True], ids=["by-status", "by-chat"])
+def test_two_appliers_at_once_apply_each_status_once(queued, by_chat):
+    """by-chat: each chat's statuses come one after another, so every batch applies
+    deliveries of one message in turn (rounds) while the other applier holds ids too."""
     first = organization_with_chats(20, "a")
     second = organization_with_chats(20, "b")
-    for t, name in enumerate(NAMES):
-        for n in range(20):
-            for organization, prefix in ((first, "a"), (second, "b")):
-                item = status(f"wamid.{prefix}{n}", name, 100 + t)
-                deliver(organization, envelope(statuses(item)))
+    order = (
+        [(t, n) for n in range(20) for t in range(3)]
+        if by_chat
+        else [(t, n) for t in range(3) for n in range(20)]
+    )
+    for t, n in order:
+        for organization, prefix in ((first, "a"), (second, "b")):
+            item = status(f"wamid.{prefix}{n}", NAMES[t], 100 + t)
+            deliver(organization, envelope(statuses(item)))
     deliver(first, envelope(statuses(status("wamid.a0", "read", 102))))  # again
     errors: list[BaseException] = []
     applied: list[int] = []
