@@ -18,6 +18,7 @@ timeout whatever its peers do. (A DNS look-up is not interruptible: it is bounde
 resolver's own timeouts.)
 """
 
+import collections
 import contextlib
 import heapq
 import itertools
@@ -45,6 +46,7 @@ class Deadline:
         self.at = time.monotonic() + seconds
         self.key = next(KEYS)  # never reused, unlike id(): the watchdog's heap names it
         self.expired = ""  # why it was cut off, once it was
+        self.removed = False  # the call ended: the watchdog forgets it
         self.sockets: list[socket.socket] = []
 
     def ends_at(self) -> float:
@@ -82,44 +84,47 @@ class Deadline:
 class Watchdog:
     """One thread per process that cuts the deadlines as they pass.
 
-    The deadlines wait in a heap by the moment they end, so that a call adds and removes
-    its own in constant or logarithmic time, and the thread wakes only for the earliest
-    one (a new deadline that ends first, or stop_all, wakes it sooner). A removed
-    deadline's entry stays in the heap until it comes up (or the heap is rebuilt):
-    hundreds of sends a second each add one, and the thread once read them all on each
-    of their additions, holding the lock every call needs."""
+    Hundreds of calls a second each add a deadline and remove it, from as many threads:
+    under the GIL, a lock they all take becomes a convoy (each hand-over of it waits for
+    the GIL behind every runnable thread), and a campaign's sends crawled. So a call
+    takes no lock: adding appends to a deque and removing sets a flag, both atomic
+    (`collections.deque` is documented thread-safe). The thread alone keeps the
+    deadlines in a heap by the moment they end: it takes the new ones in at least every
+    RESOLUTION seconds while any is open, so a deadline is cut at most that late (a
+    call added while it sleeps with none open wakes it)."""
+
+    RESOLUTION = 0.05
 
     def __init__(self) -> None:
         self.changed = threading.Condition()
-        self.active: dict[int, Deadline] = {}
-        self.due: list[tuple[float, int]] = []  # (Deadline.at, Deadline.key)
+        self.added: collections.deque[Deadline] = collections.deque()
+        self.due: list[tuple[float, int, Deadline]] = []  # the thread's: (at, key, deadline)
+        self.compact_at = 1000  # heap entries past which the removed ones are dropped
+        self.idle = False  # the thread sleeps with no deadline open: an addition wakes it
         self.stop_at = math.inf
         self.thread: threading.Thread | None = None
 
     def add(self, deadline: Deadline) -> None:
-        with self.changed:
-            self.active[deadline.key] = deadline
-            if len(self.due) > 2 * len(self.active) + 1000:  # mostly removed ones
-                self.due = [(d.at, key) for key, d in self.active.items()]
-                heapq.heapify(self.due)
-            else:
-                heapq.heappush(self.due, (deadline.at, deadline.key))
-            if self.thread is None:
-                self.thread = threading.Thread(target=self.run, name="http-deadlines", daemon=True)
-                self.thread.start()
-            elif self.due[0][1] == deadline.key:  # ends before any other
+        self.added.append(deadline)
+        if self.thread is None or self.idle:
+            with self.changed:
+                if self.thread is None:
+                    self.thread = threading.Thread(
+                        target=self.run, name="http-deadlines", daemon=True
+                    )
+                    self.thread.start()
                 self.changed.notify()
 
     def remove(self, deadline: Deadline) -> None:
-        with self.changed:
-            self.active.pop(deadline.key, None)
+        deadline.removed = True
 
     def watch(self, deadline: Deadline, sock: socket.socket) -> None:
-        with self.changed:
-            if all(sock is not known for known in deadline.sockets):
-                deadline.sockets.append(sock)
-            if deadline.expired:
-                deadline.cut()
+        if all(sock is not known for known in deadline.sockets):
+            deadline.sockets.append(sock)
+        # After the append: a cut that began before it saw the socket or set `expired`
+        # first, so one of the two shuts the socket down.
+        if deadline.expired:
+            deadline.cut()
 
     def stop_all(self, seconds: float) -> None:
         with self.changed:
@@ -129,21 +134,40 @@ class Watchdog:
     def run(self) -> None:
         with self.changed:
             while True:
+                self.take_added()
                 now = time.monotonic()
-                while self.due:
-                    at, key = self.due[0]
-                    if key in self.active and min(at, self.stop_at) > now:
-                        break
+                while self.due and min(self.due[0][0], self.stop_at) <= now:
+                    deadline = heapq.heappop(self.due)[2]
+                    if not deadline.removed:
+                        deadline.cut()
+                while self.due and self.due[0][2].removed:
                     heapq.heappop(self.due)
-                    if key in self.active:
-                        self.active.pop(key).cut()
-                self.changed.wait(min(self.due[0][0], self.stop_at) - now if self.due else None)
+                if self.due:
+                    ends = min(self.due[0][0], self.stop_at)
+                    self.changed.wait(min(ends - now, self.RESOLUTION))
+                    continue
+                self.idle = True
+                if not self.added:  # (read after `idle` is set: see add)
+                    self.changed.wait()
+                self.idle = False
+
+    def take_added(self) -> None:
+        while self.added:
+            deadline = self.added.popleft()
+            if not deadline.removed:
+                heapq.heappush(self.due, (deadline.at, deadline.key, deadline))
+        if len(self.due) > self.compact_at:  # mostly removed ones: dropped, amortised
+            self.due = [entry for entry in self.due if not entry[2].removed]
+            heapq.heapify(self.due)
+            self.compact_at = max(1000, 2 * len(self.due))
 
     def forked(self) -> None:
         """In a child process: no thread yet, no deadline of the parent's."""
         self.changed = threading.Condition()
-        self.active = {}
+        self.added = collections.deque()
         self.due = []
+        self.compact_at = 1000
+        self.idle = False
         self.thread = None
 
 
