@@ -35,6 +35,7 @@ from business_numbers.gateway.base import (
     NotWritten,
 )
 from messaging_project.core.deadlines import WatchedConnection, deadline
+from messaging_project.core.http_pools import ConnectionStack
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +71,12 @@ class WrittenHTTPSConnection(AsksBeforeWriting, WatchedConnection, HTTPSConnecti
 
 class WrittenHTTPConnectionPool(HTTPConnectionPool):
     ConnectionCls = WrittenHTTPConnection
+    QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
 class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
     ConnectionCls = WrittenHTTPSConnection
+    QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
 class GraphAdapter(HTTPAdapter):

@@ -33,6 +33,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from messaging_project.core.deadlines import WatchedConnection
+from messaging_project.core.http_pools import ConnectionStack
 
 MAX_URL_LENGTH = 2048
 
@@ -173,10 +174,12 @@ class PublicHTTPSConnection(WatchedConnection, HTTPSConnection):
 
 class PublicHTTPPool(HTTPConnectionPool):
     ConnectionCls = PublicHTTPConnection
+    QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
 class PublicHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = PublicHTTPSConnection
+    QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
 class PublicOnlyAdapter(HTTPAdapter):
