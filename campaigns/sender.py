@@ -124,6 +124,11 @@ class Sender:
     # its threads, while new ones start every SLICE_SECONDS).
     handed_over: bool = False
     given_back: int = 0  # sends given back after the hand-over
+    held: int = 0  # room this sender holds in `sends_under_way`
+
+    def give_room(self, size: int) -> None:
+        sends_under_way.release(size)
+        self.held -= size
 
     @property
     def organization(self) -> Organization:
@@ -153,6 +158,40 @@ class Send:
     contact: Contact
     future: Future
     left: threading.Event  # set when the channel is called
+
+
+class SendsUnderWay:
+    """The campaign sends under way in this process, across all its sender tasks, at
+    most `most()`: a sender reserves room for a batch before claiming it, and gives the
+    room back as its sends are recorded (or not sent).
+
+    Without it an overloaded worker (its sends answered late, a slice still draining
+    when the next one starts) started each new slice's sends on top of the old ones',
+    and got slower the more it took on, until sends waited past WHATSAPP_TIMEOUT and
+    ended `unknown`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+
+    @staticmethod
+    def most() -> int:
+        # As many as the connections the process keeps to Graph (the gateway's pool).
+        return max(1, settings.CAMPAIGN_THREADS * max(1, settings.CAMPAIGN_SENDERS))
+
+    def reserve(self, size: int) -> bool:
+        with self.lock:
+            if self.count + size > self.most():
+                return False
+            self.count += size
+            return True
+
+    def release(self, size: int) -> None:
+        with self.lock:
+            self.count -= size
+
+
+sends_under_way = SendsUnderWay()
 
 
 def threads_for(rate: int) -> int:
@@ -259,41 +298,49 @@ def send_until_done(
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
     claiming, batches, handed_over, paused = True, 0, False, ""
     checked_at = -math.inf
-    with ThreadPoolExecutor(threads, thread_name_prefix="campaign-send") as pool:
-        while claiming or under_way:
-            now = time.monotonic()
-            if claiming and batches and until is not None and now >= until:
-                claiming = False  # (a slice sends one batch at least)
-                handed_over = sender.handed_over = hand_over()
-            waiting = sum(not send.left.is_set() for send in under_way)
-            busy = sum(not send.future.done() for send in under_way)
-            if (
-                claiming
-                and ahead_until - now < LOOKAHEAD
-                and waiting < AHEAD_BATCHES * size
-                and busy + size <= threads
-            ):
-                if now - checked_at >= HEALTH_EVERY:
-                    paused, checked_at = may_send(sender), now
-                if paused:
+    try:
+        with ThreadPoolExecutor(threads, thread_name_prefix="campaign-send") as pool:
+            while claiming or under_way:
+                now = time.monotonic()
+                if claiming and batches and until is not None and now >= until:
+                    claiming = False  # (a slice sends one batch at least)
+                    handed_over = sender.handed_over = hand_over()
+                waiting = sum(not send.left.is_set() for send in under_way)
+                busy = sum(not send.future.done() for send in under_way)
+                if (
+                    claiming
+                    and ahead_until - now < LOOKAHEAD
+                    and waiting < AHEAD_BATCHES * size
+                    and busy + size <= threads
+                    and sends_under_way.reserve(size)
+                ):
+                    sender.held += size
+                    if now - checked_at >= HEALTH_EVERY:
+                        paused, checked_at = may_send(sender), now
+                    if paused:
+                        sender.give_room(size)
+                        claiming = False
+                        sender.stop.set()  # the sends whose turn has not come stay unsent
+                        continue
+                    claimed = claim_batch(sender, size)
+                    batches += 1
+                    if claimed:
+                        sends, last_turn = dispatch(sender, claimed, pool)
+                        sender.give_room(size - len(sends))  # (skipped, held back, failed)
+                        under_way += sends
+                        if last_turn is not None:
+                            ahead = (last_turn - timezone.now()).total_seconds()
+                            ahead_until = max(ahead_until, time.monotonic() + ahead)
+                        continue  # perhaps another batch is wanted already
+                    sender.give_room(size)
                     claiming = False
-                    sender.stop.set()  # the sends whose turn has not come stay unsent
-                    continue
-                claimed = claim_batch(sender, size)
-                batches += 1
-                if claimed:
-                    sends, last_turn = dispatch(sender, claimed, pool)
-                    under_way += sends
-                    if last_turn is not None:
-                        ahead = (last_turn - timezone.now()).total_seconds()
-                        ahead_until = max(ahead_until, time.monotonic() + ahead)
-                    continue  # perhaps another batch is wanted already
-                claiming = False
-                if not still_running(campaign.pk):  # paused or cancelled by someone else
-                    sender.stop.set()
-            under_way = record_answered(sender, under_way, pool)
-            if under_way or claiming:
-                time.sleep(TICK / 2)
+                    if not still_running(campaign.pk):  # paused or cancelled by someone else
+                        sender.stop.set()
+                under_way = record_answered(sender, under_way, pool)
+                if under_way or claiming:
+                    time.sleep(TICK / 2)
+    finally:
+        sender.give_room(sender.held)  # (what an error left reserved)
     if sender.late:
         logger.info(
             "Campaign %s: %s sends missed their turns and took later ones",
@@ -454,6 +501,7 @@ def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecu
             recipient.chat_id, recipient.contact_id = outcome.chat.pk, send.contact.pk
             sent.append(recipient)
     record_sent(sent)
+    sender.give_room(len(done) - len(late))
     if late:
         sender.late += len(late)
         waiting += send_at_turns(sender, late, pool)[0]

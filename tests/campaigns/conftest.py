@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from campaigns.sender import sends_under_way
 from devtools.loopback import free_port, wait_until_listening
 from tests.factories import ContactFactory, ContactGroupFactory
 from tests.tasks.processes import ROOT
@@ -20,6 +21,9 @@ TEMPLATE = {"name": "order_update", "language": {"code": "en_US"}}
 def inline_senders(settings):
     settings.CAMPAIGN_THREADS = 1
     settings.CAMPAIGN_SENDERS = 1
+    yield
+    # Every sender gave back the room it reserved, whatever happened to its sends.
+    assert sends_under_way.count == 0
 
 
 @pytest.fixture

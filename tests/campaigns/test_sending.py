@@ -344,6 +344,43 @@ def test_a_sender_that_handed_over_gives_back_a_send_that_missed_its_turn(
     assert "took later ones" not in caplog.text
 
 
+def test_a_sender_takes_turns_only_for_room_the_process_has_left(api, cloud_org, graph):
+    """Another sender's sends fill the process (an overloaded worker's earlier slice
+    still draining): this one claims nothing until they are recorded, and then sends
+    every recipient, giving all its room back."""
+    import threading
+
+    from campaigns.sender import send_until_done, sends_under_way
+
+    uuid = create(api, phones=PHONES)
+    arrivals: list[float] = []
+    answer = graph.default_reply
+
+    def stamped(request):
+        arrivals.append(time.time())
+        return answer(request)
+
+    graph.default_reply = stamped
+    most = sends_under_way.most()
+    assert sends_under_way.reserve(most)
+    released: list[float] = []
+
+    def others_recorded() -> None:
+        time.sleep(0.5)
+        released.append(time.time())
+        sends_under_way.release(most)
+
+    others = threading.Thread(target=others_recorded)
+    others.start()
+    campaign = Campaign.objects.select_related("organization").get(uuid=uuid)
+    send_until_done(campaign=campaign, worker_id="w")
+    others.join()
+
+    assert len(arrivals) == 3 and min(arrivals) >= released[0]
+    assert set(campaign.recipients.values_list("status", flat=True)) == {RecipientStatus.SENT}
+    assert sends_under_way.count == 0
+
+
 def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
     uuid = create(api, phones=PHONES)
     other = create(api, phones=PHONES[:1])
@@ -359,8 +396,9 @@ def test_a_campaign_whose_senders_all_failed_is_resumed(api, cloud_org, graph):
 
 
 def test_a_batch_costs_the_same_statements_whatever_its_size(
-    cloud_org, graph, django_assert_num_queries, monkeypatch
+    cloud_org, graph, django_assert_num_queries, monkeypatch, settings
 ):
+    settings.CAMPAIGN_THREADS = 20  # a thread for each message
     from concurrent.futures import ThreadPoolExecutor, wait
 
     from campaigns import pacing
@@ -371,7 +409,7 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from campaigns.sender import Sender, claim_batch, dispatch, record_answered
+    from campaigns.sender import Sender, claim_batch, dispatch, record_answered, sends_under_way
     from contacts.models import ContactBlock
 
     def one_batch(phones, size):
@@ -392,6 +430,8 @@ def test_a_batch_costs_the_same_statements_whatever_its_size(
             # RETURNING; SQLite: BEGIN, the pace row read, moved, COMMIT). New ids that
             # run into the next block of 1,000 count there too: one statement more (ids
             # go on across tests).
+            assert sends_under_way.reserve(size)  # the room, as send_until_done reserves it
+            sender.held = size
             with CaptureQueriesContext(connection) as dispatched:
                 sends, _ = dispatch(sender, claim_batch(sender, size), pool)
             blocks = {send.contact.pk // ContactBlock.SIZE for send in sends}
