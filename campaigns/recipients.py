@@ -118,26 +118,45 @@ def finish_all(recipients: list[Recipient], status: str, *, error: str) -> None:
 def finish(recipient: Recipient, status: str, *, error: str = "", **values) -> None:
     """Record a claimed recipient's outcome. Conditional on the claim still being this
     one (or marked unknown meanwhile by a sender that thought its worker dead: the
-    owner knows better); a pending one is released for another try, a cancelled
-    campaign's skipped."""
+    owner knows better); a pending one is released for another try (give_back)."""
     if status == RecipientStatus.PENDING:
-        values.update(claimed_by="", claimed_at=None)
-    owned = Recipient.objects.filter(
-        pk=recipient.pk,
-        status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN],
-        claimed_at=recipient.claimed_at,
-    )
-    if status != RecipientStatus.PENDING:  # one statement: no transaction of its own
-        owned.update(status=status, error=error, **values)
+        give_back([recipient], error=error, **values)
         return
+    owned(recipient.claimed_at, [recipient.pk]).update(status=status, error=error, **values)
+
+
+def give_back(recipients: list[Recipient], *, error: str = "", **values) -> None:
+    """Claimed recipients not sent, pending again for another try, in one transaction:
+    one statement per batch claimed, and one that skips those of a campaign cancelled
+    meanwhile (they stay unsent)."""
+    if not recipients:
+        return
+    claims: dict = {}
+    for recipient in recipients:
+        claims.setdefault(recipient.claimed_at, []).append(recipient.pk)
     with transaction.atomic():
-        owned.update(status=status, error=error, **values)
-        # Cancelled meanwhile: it stays unsent.
+        for claimed_at, pks in claims.items():
+            owned(claimed_at, pks).update(
+                status=RecipientStatus.PENDING,
+                error=error,
+                claimed_by="",
+                claimed_at=None,
+                **values,
+            )
         Recipient.objects.filter(
-            pk=recipient.pk,
+            pk__in=[recipient.pk for recipient in recipients],
             status=RecipientStatus.PENDING,
             campaign__status=CampaignStatus.CANCELLED,
         ).update(status=RecipientStatus.SKIPPED)
+
+
+def owned(claimed_at, pks: list[int]):
+    """These recipients while still under the claim made at `claimed_at`."""
+    return Recipient.objects.filter(
+        pk__in=pks,
+        status__in=[RecipientStatus.SENDING, RecipientStatus.UNKNOWN],
+        claimed_at=claimed_at,
+    )
 
 
 def mark_dead_claims_unknown(*, campaign_id: int, worker_id: str) -> int:

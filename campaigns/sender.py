@@ -28,6 +28,11 @@ rate, and keeps about LOOKAHEAD seconds of turns ahead of the clock:
    number (it was not sent), `unknown` when the channel may have taken it without our
    knowing (no answer, or the answer not recorded).
 
+A sender claims no faster than its sends keep their turns (`Ceiling`), and the senders
+of one worker process share one budget of sends under way (`SendsUnderWay`): a process
+that cannot keep a campaign's rate sends at what it can, rather than missing more turns
+the more it takes.
+
 All database work is done by the task's own thread; the sending threads hold no
 connection. A worker killed before step 4 leaves those claims `sending`. WhatsApp has no
 idempotency key, so they are never sent again: any sender that finds a claim of a
@@ -70,6 +75,7 @@ from campaigns.recipients import (
     complete_if_done,
     finish,
     finish_all,
+    give_back,
     mark_dead_claims_unknown,
 )
 from campaigns.settlement import callback_data
@@ -124,6 +130,8 @@ class Sender:
     # its threads, while new ones start every SLICE_SECONDS).
     handed_over: bool = False
     given_back: int = 0  # sends given back after the hand-over
+    answered: int = 0  # sends the sending threads are done with
+    missed: int = 0  # of which missed their turns, given back or sent at fresh ones
     held: int = 0  # room this sender holds in `sends_under_way`
 
     def give_room(self, size: int) -> None:
@@ -194,6 +202,50 @@ class SendsUnderWay:
 sends_under_way = SendsUnderWay()
 
 
+@dataclass
+class Ceiling:
+    """How many messages a second this sender claims at most: the campaign's rate while
+    its sends keep their turns; cut by a third (at most once a second, down to one a
+    second) when more than MISSED_SHARE of those answered since missed them, and
+    raised again by a tenth of the rate each second they do not.
+
+    A process short of CPU (or of the GIL) starts its sends late; each one late costs a
+    fresh turn and more work, so taking turns at the full rate regardless made it miss
+    more, and a campaign at 500 a second fell to 25 for most of a minute. Claiming
+    only what the process keeps, it sends at what it can."""
+
+    MISSED_SHARE = 0.05
+
+    rate: int
+    per_second: float = 0.0
+    changed_at: float = -math.inf  # monotonic
+    next_claim_at: float = -math.inf
+    seen: tuple[int, int] = (0, 0)  # the sender's (answered, missed) at the last change
+
+    def __post_init__(self) -> None:
+        self.per_second = float(self.rate)
+
+    def may_claim(self, now: float) -> bool:
+        return now >= self.next_claim_at
+
+    def claimed(self, now: float, count: int) -> None:
+        self.next_claim_at = now + count / self.per_second
+
+    def follow(self, now: float, answered: int, missed: int) -> None:
+        """After the sends answered so far were recorded: the sender's counts of sends
+        answered (or not made) and of those that missed their turns."""
+        if now - self.changed_at < 1.0:
+            return
+        answered_since, missed_since = answered - self.seen[0], missed - self.seen[1]
+        if missed_since > self.MISSED_SHARE * answered_since:
+            self.per_second = max(1.0, self.per_second * 2 / 3)
+        elif self.per_second < self.rate:
+            self.per_second = min(float(self.rate), self.per_second + self.rate / 10)
+        elif answered_since < self.rate:
+            return  # (at the rate: the counts go on until there is something to judge)
+        self.changed_at, self.seen = now, (answered, missed)
+
+
 def threads_for(rate: int) -> int:
     """Sending threads per sender task: enough for every message between its turn being
     taken and its answer, at `rate`."""
@@ -207,11 +259,17 @@ def batch_size(rate: int) -> int:
 
 
 def run_campaign(
-    *, campaign_id: int, worker_id: str, next_sender: Callable[[Campaign], object]
+    *,
+    campaign_id: int,
+    worker_id: str,
+    next_sender: Callable[[Campaign], object],
+    others_sending: Callable[[], bool] = lambda: False,
 ) -> str | None:
     """One sender task's work on a campaign; the campaign's status when it ends (None
     when it was deleted meanwhile).
-    `next_sender(campaign)` enqueues the sender task that takes over the rest."""
+    `next_sender(campaign)` enqueues the sender task that takes over the rest;
+    `others_sending()` says whether another sender task of the campaign is waiting or
+    running."""
     campaign = Campaign.objects.select_related("organization").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
@@ -222,8 +280,11 @@ def run_campaign(
         until=time.monotonic() + SLICE_SECONDS,
         hand_over=lambda: hand_over(campaign, next_sender),
     )
-    # Recipients released meanwhile (throttled, or a fault before the channel) go again.
-    if handed_over or hand_over(campaign, next_sender):
+    # Recipients released meanwhile (throttled, a fault before the channel, a late send
+    # given back after the hand-over) go again: to a new sender unless one is there for
+    # them (an overloaded worker's slices gave some back nearly every time, and each
+    # one's new sender made one lineage of senders two).
+    if handed_over or (not others_sending() and hand_over(campaign, next_sender)):
         return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
@@ -298,6 +359,7 @@ def send_until_done(
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
     claiming, batches, handed_over, paused = True, 0, False, ""
     checked_at = -math.inf
+    ceiling = Ceiling(rate)
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="campaign-send") as pool:
             while claiming or under_way:
@@ -312,6 +374,7 @@ def send_until_done(
                     and ahead_until - now < LOOKAHEAD
                     and waiting < AHEAD_BATCHES * size
                     and busy + size <= threads
+                    and ceiling.may_claim(now)
                     and sends_under_way.reserve(size)
                 ):
                     sender.held += size
@@ -325,6 +388,7 @@ def send_until_done(
                     claimed = claim_batch(sender, size)
                     batches += 1
                     if claimed:
+                        ceiling.claimed(now, len(claimed))
                         sends, last_turn = dispatch(sender, claimed, pool)
                         sender.give_room(size - len(sends))  # (skipped, held back, failed)
                         under_way += sends
@@ -337,6 +401,7 @@ def send_until_done(
                     if not still_running(campaign.pk):  # paused or cancelled by someone else
                         sender.stop.set()
                 under_way = record_answered(sender, under_way, pool)
+                ceiling.follow(time.monotonic(), sender.answered, sender.missed)
                 if under_way or claiming:
                     time.sleep(TICK / 2)
     finally:
@@ -450,17 +515,19 @@ def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecu
         (done if send.future.done() else waiting).append(send)
     if not done:
         return waiting
+    sender.answered += len(done)
     answered: list[Send] = []
     late: list[tuple[Recipient, Contact]] = []
+    unsent: list[Recipient] = []  # given back to the recipients waiting
     for send in done:
         try:
             result = send.future.result()
+            if result is LATE:
+                sender.missed += 1
             if result is NOT_SENT or (
                 result is LATE and (sender.stop.is_set() or sender.handed_over)
             ):
-                finish(send.recipient, RecipientStatus.PENDING)  # given back, not sent
-                if sender.handed_over:
-                    sender.given_back += 1
+                unsent.append(send.recipient)
                 continue
             if result is LATE:
                 late.append((send.recipient, send.contact))
@@ -476,6 +543,9 @@ def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecu
                 finish(send.recipient, RecipientStatus.PENDING, error=str(error)[:1000])
             continue
         answered.append(send)
+    give_back(unsent)
+    if sender.handed_over:
+        sender.given_back += len(unsent)
     outcomes = record_answers(
         cast(TemplateSend, sender.template_send),  # prepared: sends went out
         [(send.contact, send.future.result()) for send in answered],

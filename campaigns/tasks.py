@@ -38,6 +38,16 @@ def send_campaign(context, campaign_id: int) -> str | None:
         campaign_id=campaign_id,
         worker_id=worker_id,
         next_sender=enqueue_sender,
+        others_sending=lambda: senders(campaign_id).exclude(id=context.task_result.id).exists(),
+    )
+
+
+def senders(campaign_id: int):
+    """The campaign's sender tasks waiting or running."""
+    return DBTaskResult.objects.filter(
+        task_path=send_campaign.module_path,
+        status__in=["READY", "RUNNING"],
+        args_kwargs__args__0=campaign_id,
     )
 
 
@@ -113,12 +123,7 @@ def resume_stalled_campaigns() -> int:
                 .exists()
             ):
                 continue
-            senders = DBTaskResult.objects.filter(
-                task_path=send_campaign.module_path,
-                status__in=["READY", "RUNNING"],
-                args_kwargs__args__0=campaign_id,
-            )
-            if not senders.exists():
+            if not senders(campaign_id).exists():
                 enqueue_sender(campaign)
                 resumed += 1
                 logger.warning("Campaign %s had no sender left; one more started", campaign_id)

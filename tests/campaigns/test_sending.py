@@ -344,6 +344,55 @@ def test_a_sender_that_handed_over_gives_back_a_send_that_missed_its_turn(
     assert "took later ones" not in caplog.text
 
 
+def test_a_sender_tells_its_ceiling_of_the_sends_that_missed_their_turns(
+    api, cloud_org, graph, monkeypatch
+):
+    from campaigns import sender
+
+    missed: list = []
+
+    def first_two_missed(turn) -> bool:
+        if len(missed) < 2:
+            missed.append(turn)
+            return True
+        return real(turn)
+
+    real = sender.too_late
+    monkeypatch.setattr(sender, "too_late", first_two_missed)
+    seen: list[tuple[int, int]] = []
+    monkeypatch.setattr(
+        sender.Ceiling,
+        "follow",
+        lambda self, now, answered, missed: seen.append((answered, missed)),
+    )
+    uuid = create(api, phones=PHONES)
+    campaign = Campaign.objects.select_related("organization").get(uuid=uuid)
+    sender.send_until_done(campaign=campaign, worker_id="w")
+
+    assert len(sends(graph)) == 3
+    # Each send once, and each that missed its turn once more at its fresh one.
+    assert seen[-1] == (5, 2)
+
+
+@pytest.mark.parametrize("senders, seen", [(1, [False]), (2, [True, False])])
+def test_a_sender_task_counts_the_campaigns_other_senders_not_itself(
+    api, cloud_org, graph, monkeypatch, settings, senders, seen
+):
+    """What decides whether recipients given back at a sender's end get a new sender."""
+    settings.CAMPAIGN_SENDERS = senders
+    answers: list[bool] = []
+
+    def run_campaign(*, campaign_id, worker_id, next_sender, others_sending):
+        answers.append(others_sending())
+        return "running"
+
+    monkeypatch.setattr("campaigns.tasks.run_campaign", run_campaign)
+    create(api, phones=PHONES)
+    run_tasks()
+    # The first of two sees the second waiting; the last sees none but itself.
+    assert answers == seen
+
+
 def test_a_sender_takes_turns_only_for_room_the_process_has_left(api, cloud_org, graph):
     """Another sender's sends fill the process (an overloaded worker's earlier slice
     still draining): this one claims nothing until they are recorded, and then sends
