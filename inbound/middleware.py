@@ -79,7 +79,13 @@ class StatusWebhookMiddleware:
             self.signers.pop(organization_uuid, None)
             return None
         request.organization_id = signer.organization_id  # type: ignore[attr-defined]  # logged
-        return processed_response(signer.organization_id, WebhookSummary(queued=delivery.statuses))
+        response = processed_response(
+            signer.organization_id, WebhookSummary(queued=delivery.statuses)
+        )
+        # As CommonMiddleware gives the view's answer (it comes after this one): without
+        # a length gunicorn sends the answer chunked.
+        response["Content-Length"] = str(len(response.content))
+        return response
 
     def signer(self, organization_uuid: str) -> Signer | None:
         signer = webhook_signer(organization_uuid)

@@ -93,7 +93,9 @@ def test_the_answer_and_the_row_are_the_views(queued, settings, caplog):
             response = post(Client(), organization, payload)
         (row,) = QueuedStatuses.objects.filter(organization=organization)
         logged = [r.getMessage() for r in caplog.records if r.name == "inbound.api.webhook"]
-        outcomes.append((response.status_code, response.json(), row.changes, logged))
+        outcomes.append(
+            (response.status_code, response.json(), row.changes, logged, response.headers)
+        )
         for change in row.changes:
             change["metadata"]["phone_number_id"] = "the number"
     by_view, by_middleware = outcomes
@@ -104,6 +106,9 @@ def test_the_answer_and_the_row_are_the_views(queued, settings, caplog):
     assert [line.split(":", 1)[1] for line in by_middleware[3]] == [
         line.split(":", 1)[1] for line in by_view[3]
     ]
+    # A length, as the view's answer has (CommonMiddleware's): without one, gunicorn
+    # would send the early answer chunked.
+    assert by_middleware[4]["Content-Length"] == by_view[4]["Content-Length"]
 
 
 def test_the_secret_and_numbers_are_read_once_then_kept(cloud, queued):
