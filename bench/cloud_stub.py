@@ -145,6 +145,18 @@ def status_webhook(phone_number_id: str, wam_id: str, to: str, sent: dict, name:
     return json.dumps({"object": "whatsapp_business_account", "entry": [entry]}).encode()
 
 
+async def read_body(reader: asyncio.StreamReader, head: bytes) -> None:
+    """The answer's body, by its length or its chunks: a byte left unread would be taken
+    for the next answer's head, and a post written on a connection the service closed
+    would then look answered (and its status lost)."""
+    if b"transfer-encoding: chunked" not in head.lower():
+        await reader.readexactly(content_length(head))
+        return
+    while size := int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16):
+        await reader.readexactly(size + 2)  # the chunk and its CRLF
+    await reader.readuntil(b"\r\n")  # (no trailers)
+
+
 async def post_statuses(queue: asyncio.Queue, url: str, secret: str) -> None:
     """One keep-alive connection posting each answered send's `sent`, then `delivered`."""
     parts = urlsplit(url)
@@ -165,8 +177,13 @@ async def post_statuses(queue: asyncio.Queue, url: str, secret: str) -> None:
                         reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
                     writer.write(request)
                     head = await reader.readuntil(b"\r\n\r\n")
-                    await reader.readexactly(content_length(head))
-                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                    await read_body(reader, head)
+                except (
+                    OSError,
+                    ValueError,
+                    asyncio.IncompleteReadError,
+                    asyncio.LimitOverrunError,
+                ):
                     writer = None
                     continue
                 if b"connection: close" in head.lower():
