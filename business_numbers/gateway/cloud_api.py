@@ -92,9 +92,10 @@ class GraphAdapter(HTTPAdapter):
 
 
 # Connections kept open to Graph, per process: as many as its threads may send at once
-# (gunicorn's, or a worker's campaign senders': CAMPAIGN_THREADS each). A send beyond the
-# pool would open a connection for itself and close it after, a TCP and TLS handshake
-# per message.
+# (gunicorn's, or a worker's campaign senders': CAMPAIGN_THREADS each, and at most this
+# many under way in all: campaigns/sender.py's SendsUnderWay). A send beyond the pool
+# would open a connection for itself and close it after, a TCP and TLS handshake per
+# message.
 POOL_SIZE = max(32, settings.CAMPAIGN_THREADS * settings.CAMPAIGN_SENDERS)
 session = requests.Session()
 # requests would otherwise read the proxy variables and ~/.netrc on every call, and a
