@@ -162,3 +162,16 @@ class NewConversation(models.Model):
 
     def __str__(self) -> str:
         return f"+{self.phone} at {self.started_at}"
+
+
+class EndedSender(models.Model):
+    """A campaign's sender task past its last claim (campaigns/tasks.py, `end_sender`).
+    A sender that ends later counts on those waiting or still claiming to send what is
+    pending, and on none of these: the last of two senders ending together sees the
+    other's row here, though its task still runs."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    task_id = models.UUIDField(unique=True)
+
+    def __str__(self) -> str:
+        return f"Sender {self.task_id} ended"

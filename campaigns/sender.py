@@ -53,6 +53,7 @@ from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Organization
@@ -129,7 +130,6 @@ class Sender:
     # turn here (an overloaded process's slices would otherwise never end, each with
     # its threads, while new ones start every SLICE_SECONDS).
     handed_over: bool = False
-    given_back: int = 0  # sends given back after the hand-over
     answered: int = 0  # sends the sending threads are done with
     missed: int = 0  # of which missed their turns, given back or sent at fresh ones
     held: int = 0  # room this sender holds in `sends_under_way`
@@ -263,32 +263,52 @@ def run_campaign(
     campaign_id: int,
     worker_id: str,
     next_sender: Callable[[Campaign], object],
-    others_sending: Callable[[], bool] = lambda: False,
+    others_claiming: Callable[[], bool] = lambda: False,
 ) -> str | None:
     """One sender task's work on a campaign; the campaign's status when it ends (None
     when it was deleted meanwhile).
     `next_sender(campaign)` enqueues the sender task that takes over the rest;
-    `others_sending()` says whether another sender task of the campaign is waiting or
-    running."""
+    `others_claiming()`, asked once at the end, records this sender as past its claims
+    and says whether another sender task of the campaign may still claim."""
     campaign = Campaign.objects.select_related("organization").filter(pk=campaign_id).first()
     if campaign is None or campaign.status != CampaignStatus.RUNNING:
         return campaign.status if campaign else "gone"
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
-    handed_over = send_until_done(
+    send_until_done(
         campaign=campaign,
         worker_id=worker_id,
         until=time.monotonic() + SLICE_SECONDS,
         hand_over=lambda: hand_over(campaign, next_sender),
     )
-    # Recipients released meanwhile (throttled, a fault before the channel, a late send
-    # given back after the hand-over) go again: to a new sender unless one is there for
-    # them (an overloaded worker's slices gave some back nearly every time, and each
-    # one's new sender made one lineage of senders two).
-    if handed_over or (not others_sending() and hand_over(campaign, next_sender)):
+    if end_of_sender(campaign, next_sender, others_claiming):
         return CampaignStatus.RUNNING
     mark_dead_claims_unknown(campaign_id=campaign_id, worker_id=worker_id)
     complete_if_done(campaign_id=campaign_id)
     return Campaign.objects.filter(pk=campaign_id).values_list("status", flat=True).first()
+
+
+def end_of_sender(
+    campaign: Campaign,
+    next_sender: Callable[[Campaign], object],
+    others_claiming: Callable[[], bool],
+) -> bool:
+    """Whether recipients are still pending, now that this sender claims no more; if so,
+    a new sender for them unless another one may still claim them. Recipients released
+    meanwhile (throttled, a fault before the channel, a late send given back after the
+    hand-over) therefore go again, and an overloaded worker's slices, which gave some
+    back nearly every time, do not each start a line of senders of their own.
+
+    With the campaign's row held: of two senders ending together, the later one sees
+    the earlier one past its claims, and sends what is left."""
+    with transaction.atomic():
+        if not Campaign.objects.select_for_update().filter(pk=campaign.pk).exists():
+            return False
+        if not still_pending(campaign.pk):
+            others_claiming()  # (recorded all the same)
+            return False
+        if not others_claiming():
+            next_sender(campaign)
+        return True
 
 
 def pause_reason(health: SendingHealth) -> str:
@@ -344,11 +364,10 @@ def send_until_done(
     worker_id: str,
     until: float | None = None,
     hand_over: Callable[[], bool] = lambda: False,
-) -> bool:
+) -> None:
     """Claim and send batches until none is pending (or it is cancelled), or the
     monotonic clock passes `until`, when `hand_over()` is asked to pass the rest on;
-    every send started is recorded before it returns. Whether the rest was handed over
-    (and nothing given back since, which the next sender may not have seen)."""
+    every send started is recorded before it returns."""
     sender = Sender(campaign=campaign, worker_id=worker_id)
     sender.prepare()
     rate, threads = campaign.rate, threads_for(campaign.rate)
@@ -357,7 +376,7 @@ def send_until_done(
     size = min(batch_size(rate), threads)
     under_way: list[Send] = []
     ahead_until = time.monotonic()  # this sender's turns are taken up to here
-    claiming, batches, handed_over, paused = True, 0, False, ""
+    claiming, batches, paused = True, 0, ""
     checked_at = -math.inf
     ceiling = Ceiling(rate)
     try:
@@ -366,7 +385,7 @@ def send_until_done(
                 now = time.monotonic()
                 if claiming and batches and until is not None and now >= until:
                     claiming = False  # (a slice sends one batch at least)
-                    handed_over = sender.handed_over = hand_over()
+                    sender.handed_over = hand_over()
                 waiting = sum(not send.left.is_set() for send in under_way)
                 busy = sum(not send.future.done() for send in under_way)
                 if (
@@ -415,8 +434,6 @@ def send_until_done(
     # Paused once every send under way is answered: after that, none reaches the channel.
     if paused:
         pause(campaign.pk, paused)
-    # Given back after the hand-over, perhaps after the next sender looked: ask again.
-    return handed_over and not sender.given_back
 
 
 def still_running(campaign_id: int) -> bool:
@@ -544,8 +561,6 @@ def record_answered(sender: Sender, under_way: list[Send], pool: ThreadPoolExecu
             continue
         answered.append(send)
     give_back(unsent)
-    if sender.handed_over:
-        sender.given_back += len(unsent)
     outcomes = record_answers(
         cast(TemplateSend, sender.template_send),  # prepared: sends went out
         [(send.contact, send.future.result()) for send in answered],

@@ -17,7 +17,7 @@ from django_tasks import task
 from django_tasks_db.models import DBTaskResult
 
 from campaigns.limits import wake_waiting
-from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus
+from campaigns.models import Campaign, CampaignStatus, EndedSender, Recipient, RecipientStatus
 from campaigns.pacing import ensure_pace
 from campaigns.recipients import fixed_recipients
 from campaigns.sender import run_campaign
@@ -38,7 +38,7 @@ def send_campaign(context, campaign_id: int) -> str | None:
         campaign_id=campaign_id,
         worker_id=worker_id,
         next_sender=enqueue_sender,
-        others_sending=lambda: senders(campaign_id).exclude(id=context.task_result.id).exists(),
+        others_claiming=lambda: end_sender(campaign_id, context.task_result.id),
     )
 
 
@@ -49,6 +49,18 @@ def senders(campaign_id: int):
         status__in=["READY", "RUNNING"],
         args_kwargs__args__0=campaign_id,
     )
+
+
+def end_sender(campaign_id: int, task_id) -> bool:
+    """This sender task past its last claim (recorded), and whether another sender of
+    the campaign may still claim: one waiting, or running and not yet at its end.
+    Called with the campaign's row held, so two ends take turns, and the later one sees
+    the earlier recorded (campaigns/sender.py, `end_of_sender`)."""
+    EndedSender.objects.get_or_create(task_id=task_id, defaults={"campaign_id": campaign_id})
+    active = list(senders(campaign_id).values_list("id", flat=True))
+    ended = EndedSender.objects.filter(campaign_id=campaign_id)
+    ended.exclude(task_id__in=active).delete()  # (those whose task is over)
+    return bool(set(active) - set(ended.values_list("task_id", flat=True)))
 
 
 def enqueue_sender(campaign: Campaign):

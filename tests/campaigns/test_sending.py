@@ -378,12 +378,12 @@ def test_a_sender_tells_its_ceiling_of_the_sends_that_missed_their_turns(
 def test_a_sender_task_counts_the_campaigns_other_senders_not_itself(
     api, cloud_org, graph, monkeypatch, settings, senders, seen
 ):
-    """What decides whether recipients given back at a sender's end get a new sender."""
+    """What decides whether recipients still pending at a sender's end get a new sender."""
     settings.CAMPAIGN_SENDERS = senders
     answers: list[bool] = []
 
-    def run_campaign(*, campaign_id, worker_id, next_sender, others_sending):
-        answers.append(others_sending())
+    def run_campaign(*, campaign_id, worker_id, next_sender, others_claiming):
+        answers.append(others_claiming())
         return "running"
 
     monkeypatch.setattr("campaigns.tasks.run_campaign", run_campaign)
