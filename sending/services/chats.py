@@ -22,12 +22,12 @@ from events.services import event_batch
 from messaging_project.core import rows
 from messaging_project.core.database import UNAVAILABLE_ERRORS, reconnecting
 from messaging_project.core.metrics import count_send
-from sending.models import UNCOUNTED, Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import UNCOUNTED, Chat, ChatStatus, ChatType
 from sending.queries import hold_message_ids
 from sending.recorded import MessagesOut, announce
 from sending.services.conversations import with_sent_conversations
 from sending.services.events import emit_chat, emit_chats, emit_refused_send
-from sending.services.statuses import apply_kept_statuses
+from sending.services.statuses import apply_all_kept_statuses, apply_kept_statuses
 
 logger = logging.getLogger(__name__)
 
@@ -109,16 +109,7 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
             Chat.objects.bulk_create(chats)
             emit_chats(Event.MESSAGE_SENT, chats)
             announce(MessagesOut(chats))
-            kept = set(
-                ChatStatusEvent.objects.filter(
-                    organization_id=chats[0].organization_id,
-                    wam_id__in=[chat.wam_id for chat in chats],
-                    chat__isnull=True,
-                ).values_list("wam_id", flat=True)
-            )
-            for chat in chats:
-                if chat.wam_id in kept:
-                    apply_kept_statuses(chat)
+            apply_all_kept_statuses(chats)
         return chats
 
     try:

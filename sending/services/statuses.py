@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import cast
 
+from django.db.models import OuterRef, Subquery
+
 from accounts.models import Organization
 from sending.models import Chat, ChatStatus, ChatStatusEvent
 from sending.queries import any_kept, held_statuses, move_chats
@@ -102,21 +104,40 @@ def failure(event, chat: Chat) -> ChatStatusEvent:
 def apply_kept_statuses(chat: Chat) -> int:
     """Attach the statuses that arrived before `chat` was recorded and move it forward.
     Runs in the transaction that records the chat, holding its message id."""
-    if not chat.wam_id:
+    if not chat.wam_id or not any_kept(chat.organization_id, chat.wam_id):
         return 0
-    if not any_kept(chat.organization_id, chat.wam_id):
+    return apply_all_kept_statuses([chat])
+
+
+def apply_all_kept_statuses(chats: list[Chat]) -> int:
+    """apply_kept_statuses for many chats of one organization (a campaign's batch): one
+    read, one update and one move of the chats whatever their number. How many statuses
+    were attached."""
+    by_wam_id = {chat.wam_id: chat for chat in chats if chat.wam_id}
+    if not by_wam_id:
         return 0
+    organization_id = chats[0].organization_id
     kept = list(
         ChatStatusEvent.objects.filter(
-            organization_id=chat.organization_id, wam_id=chat.wam_id, chat__isnull=True
+            organization_id=organization_id, wam_id__in=list(by_wam_id), chat__isnull=True
         ).order_by("timestamp", "id")
     )
     if not kept:
         return 0
-    ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(chat=chat)
+    ChatStatusEvent.objects.filter(pk__in=[event.pk for event in kept]).update(
+        chat=Subquery(
+            Chat.objects.filter(organization_id=organization_id, wam_id=OuterRef("wam_id")).values(
+                "pk"
+            )[:1]
+        )
+    )
+    history: dict[int, list[ChatStatusEvent]] = {}
+    for event in kept:
+        event.chat = by_wam_id[event.wam_id]
+        history.setdefault(event.chat.pk, []).append(event)
     forward = [event for event in kept if event.status in MOVING]
-    priced = {chat.pk} if any(event.pricing is not None for event in kept) else set()
-    advance_statuses(forward, {chat.wam_id: chat}, {chat.pk: kept}, priced=priced)
+    priced = {by_wam_id[event.wam_id].pk for event in kept if event.pricing is not None}
+    advance_statuses(forward, by_wam_id, history, priced=priced)
     return len(kept)
 
 

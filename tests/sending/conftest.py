@@ -4,6 +4,7 @@ import pytest
 
 from business_numbers.gateway import sandbox
 from tests.channel import ACCESS_TOKEN, BUSINESS_ACCOUNT_ID, PHONE_NUMBER_ID
+from tests.inbound.conftest import webhook_org  # noqa: F401  (a fixture)
 
 __all__ = ["ACCESS_TOKEN", "BUSINESS_ACCOUNT_ID", "PHONE_NUMBER_ID"]
 
