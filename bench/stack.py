@@ -11,15 +11,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import psycopg
-import psycopg.sql
 import redis
 
+from bench.autoanalyze import Autoanalyze
 from bench.payloads import APP_SECRET
 from devtools.loopback import free_port, reachable, wait_until_listening
 
@@ -42,15 +41,6 @@ SELECT
 """
 
 QUEUED_STATUSES_SQL = "SELECT count(*) FROM inbound_queuedstatuses WHERE error = ''"
-
-# The tables autovacuum would analyze now: changed by more than its threshold since
-# their last ANALYZE (the server's own autovacuum_analyze_* settings).
-STALE_TABLES_SQL = """
-SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::int
-    + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0)
-"""
-ANALYZE_EVERY = 5.0
 
 
 def log(message: str) -> None:
@@ -240,43 +230,6 @@ def transactions_open(url: str) -> int:
             "AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
         )
         return conn.execute(query).fetchone()[0]
-
-
-class Autoanalyze:
-    """On a server whose autovacuum is off (the CI cluster's), the stack's tables analyzed
-    as autovacuum's threshold asks, every ANALYZE_EVERY seconds, until `stop()`.
-
-    Each connection keeps the plans of its foreign-key checks. Planned while a table was
-    nearly empty they scan it whole, and they are planned again only when the table's
-    statistics change. In production autovacuum analyzes a growing table, and a service
-    in use has long had statistics for its tables; a bench's tables start empty, and
-    without this every check on the campaign's chats read the whole table (PostgreSQL
-    spent 3.5 ms a message against 1.8). Its work is on the stack's database, so
-    bench/cpu.py counts it as the service's."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self.run, name="autoanalyze", daemon=True)
-
-    def start(self) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            if conn.execute("SHOW autovacuum").fetchone()[0] == "on":
-                return
-        self.thread.start()
-
-    def run(self) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            while not self.stopping.wait(ANALYZE_EVERY):
-                for (table,) in conn.execute(STALE_TABLES_SQL).fetchall():
-                    conn.execute(
-                        psycopg.sql.SQL("ANALYZE {}").format(psycopg.sql.Identifier(table))
-                    )
-
-    def stop(self) -> None:
-        self.stopping.set()
-        if self.thread.is_alive():
-            self.thread.join(60)
 
 
 class Stack:

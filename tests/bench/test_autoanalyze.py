@@ -6,7 +6,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from bench import stack
+from bench import autoanalyze
 from contacts.models import Contact
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
@@ -36,19 +36,19 @@ def test_a_table_changed_past_autovacuums_threshold_is_analyzed(monkeypatch):
         cursor.execute("SHOW autovacuum")
         if cursor.fetchone()[0] == "on":
             pytest.skip("the server's autovacuum analyzes; the bench leaves it to it")
-    monkeypatch.setattr(stack, "ANALYZE_EVERY", 0.2)
+    monkeypatch.setattr(autoanalyze, "ANALYZE_EVERY", 0.2)
     before = analyzed_at("contacts_contact")
     organization = OrganizationFactory()
     Contact.objects.bulk_create(
         Contact(organization=organization, phone=f"49151{n:08d}") for n in range(200)
     )
-    autoanalyze = stack.Autoanalyze(conninfo())
-    autoanalyze.start()
+    analyzing = autoanalyze.Autoanalyze(conninfo())
+    analyzing.start()
     try:
         deadline = time.monotonic() + 30
         while analyzed_at("contacts_contact") == before and time.monotonic() < deadline:
             time.sleep(0.2)
     finally:
-        autoanalyze.stop()
+        analyzing.stop()
     assert analyzed_at("contacts_contact") != before
-    assert not autoanalyze.thread.is_alive()
+    assert not analyzing.thread.is_alive()
