@@ -83,7 +83,16 @@ def resume_campaigns() -> int:
     recipients waiting for the messaging limit that the rolling 24 hours now allow go
     back to `pending`. How many campaigns were resumed."""
     wake_waiting()
+    forget_ended_senders()
     return resume_stalled_campaigns()
+
+
+def forget_ended_senders() -> int:
+    """The records of senders past their claims whose tasks are over: a sender's end
+    forgets those of its campaign (end_sender), but the last one's stays until this."""
+    active = DBTaskResult.objects.filter(status__in=["READY", "RUNNING"]).values("id")
+    deleted, _ = EndedSender.objects.exclude(task_id__in=active).delete()
+    return deleted
 
 
 def start_campaign(*, campaign_id: int) -> bool:

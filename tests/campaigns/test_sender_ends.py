@@ -10,7 +10,7 @@ from django_tasks_db.models import DBTaskResult
 
 from campaigns.models import Campaign, EndedSender, Recipient, RecipientStatus
 from campaigns.sender import end_of_sender
-from campaigns.tasks import end_sender, senders
+from campaigns.tasks import end_sender, resume_campaigns, senders
 from tests.campaigns.test_sending import PHONES, create
 from tests.databases import on_postgresql
 
@@ -71,6 +71,23 @@ def test_a_sender_ending_while_another_waits_to_start_leaves_the_rest_to_it(
 
     assert ending(campaign, first, enqueued)() is True
     assert enqueued == []
+
+
+@pytest.mark.django_db
+def test_the_record_of_a_campaigns_last_sender_is_forgotten_once_its_task_is_over(
+    api, cloud_org, settings
+):
+    campaign, (first, second) = two_running_senders(api, settings)
+    Recipient.objects.update(status=RecipientStatus.SENT)
+    for task_id in (first, second):
+        ending(campaign, task_id, [])()
+    DBTaskResult.objects.filter(id=first).update(status="SUCCESSFUL")
+
+    resume_campaigns.call()
+    assert list(EndedSender.objects.values_list("task_id", flat=True)) == [second]
+    DBTaskResult.objects.filter(id=second).update(status="SUCCESSFUL")
+    resume_campaigns.call()
+    assert not EndedSender.objects.exists()
 
 
 def at_once(*calls) -> None:
