@@ -41,6 +41,16 @@ class Autoanalyze:
 
     def run(self) -> None:
         with psycopg.connect(self.url, autocommit=True) as conn:
+            # Throttled as autovacuum's own ANALYZE is: unthrottled, each one was a burst
+            # that doubled the no-op's p99 beside a campaign or an import.
+            conn.execute(
+                "SELECT set_config('vacuum_cost_delay',"
+                " current_setting('autovacuum_vacuum_cost_delay'), false),"
+                " set_config('vacuum_cost_limit', CASE"
+                " WHEN current_setting('autovacuum_vacuum_cost_limit') = '-1'"
+                " THEN current_setting('vacuum_cost_limit')"
+                " ELSE current_setting('autovacuum_vacuum_cost_limit') END, false)"
+            )
             while not self.stopping.wait(ANALYZE_EVERY):
                 for (table,) in conn.execute(STALE_TABLES_SQL).fetchall():
                     conn.execute(
