@@ -2,10 +2,7 @@
 the campaign may still claim them, and of two senders ending together the later one
 sends them (campaigns/sender.py, `end_of_sender`; campaigns/tasks.py, `end_sender`)."""
 
-import threading
-
 import pytest
-from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
 from campaigns.models import Campaign, EndedSender, Recipient, RecipientStatus
@@ -13,6 +10,7 @@ from campaigns.sender import end_of_sender
 from campaigns.tasks import end_sender, resume_campaigns, senders
 from tests.campaigns.test_sending import PHONES, create
 from tests.databases import on_postgresql
+from tests.numbers.test_races import at_once
 
 
 def two_running_senders(api, settings) -> tuple[Campaign, list]:
@@ -88,24 +86,6 @@ def test_the_record_of_a_campaigns_last_sender_is_forgotten_once_its_task_is_ove
     DBTaskResult.objects.filter(id=second).update(status="SUCCESSFUL")
     resume_campaigns.call()
     assert not EndedSender.objects.exists()
-
-
-def at_once(*calls) -> None:
-    """Run the calls in threads released together."""
-    start = threading.Barrier(len(calls))
-
-    def run(call):
-        try:
-            start.wait()
-            call()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
 
 
 @on_postgresql
