@@ -55,6 +55,7 @@ class Reply:
     hang_up: bool = False  # read the request, then close cleanly without a status line
     cut_after: int | None = None  # promise the whole body, send this many bytes, close
     drip: float = 0.0  # send the body one byte at a time, this many seconds apart
+    headers: dict[str, str] = field(default_factory=dict)  # more (a redirect's Location)
 
 
 @dataclass
@@ -407,6 +408,8 @@ class FakeCloudApi:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
                 self.send_header("Content-Length", str(len(content)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 if reply.drip:
                     self.drip(content, reply.drip)

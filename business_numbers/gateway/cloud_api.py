@@ -2,15 +2,20 @@
 
 (Over 400 lines: the client, its error mapping and its answer checks are read together.)
 
-One module-level `requests` session keeps connections to Graph alive across
-requests and threads. Every call has a deadline for the whole of it (connect, send, the
-answer's last byte: messaging_project/core/deadlines.py), and every
-failure (a Graph error object, another HTTP error, an answer that is not JSON, a
-timeout, a refused or reset connection) becomes a GatewayError. The access token
-goes into the Authorization header only: never into a URL, a message or a log line.
+Calls go through urllib3 directly, on pools of connections kept alive per origin across
+requests and threads (`Route`). A campaign makes one call per message, from hundreds of
+threads: requests' layer over urllib3 (a Request prepared, its settings merged, its
+adapter found) cost each call more CPU than the call itself, and a worker short of CPU
+starts its sends late (docs/performance.md). Every call has a deadline for the whole of
+it (connect, send, the answer's last byte: messaging_project/core/deadlines.py), follows
+no redirect (the token must not follow one), and every failure (a Graph error object,
+another HTTP error, an answer that is not JSON, a timeout, a refused or reset
+connection) becomes a GatewayError. The access token goes into the Authorization header
+only: never into a URL, a message or a log line.
 """
 
 import functools
+import json
 import logging
 import os
 import re
@@ -18,11 +23,11 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import requests
+import urllib3
 from django.conf import settings
-from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -79,17 +84,10 @@ class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
     QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
-class GraphAdapter(HTTPAdapter):
-    """requests' adapter, whose connections ask `write_check` before a request's bytes
-    go (a proxy's connections do not: the check is then not asked)."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": WrittenHTTPConnectionPool,
-            "https": WrittenHTTPSConnectionPool,
-        }
-
+WRITTEN_POOLS: dict[str, type[HTTPConnectionPool]] = {
+    "http": WrittenHTTPConnectionPool,
+    "https": WrittenHTTPSConnectionPool,
+}
 
 # Connections kept open to Graph, per process: as many as its threads may send at once
 # (gunicorn's, or a worker's campaign senders': CAMPAIGN_THREADS each, and at most this
@@ -97,13 +95,63 @@ class GraphAdapter(HTTPAdapter):
 # would open a connection for itself and close it after, a TCP and TLS handshake per
 # message.
 POOL_SIZE = max(32, settings.CAMPAIGN_THREADS * settings.CAMPAIGN_SENDERS)
-session = requests.Session()
-# requests would otherwise read the proxy variables and ~/.netrc on every call, and a
-# netrc entry for Graph's host would replace the access token; environment_settings()
-# reads the proxy and CA settings once instead.
-session.trust_env = False
-session.mount("https://", GraphAdapter(pool_maxsize=POOL_SIZE))
-session.mount("http://", GraphAdapter(pool_maxsize=POOL_SIZE))
+
+
+class Route:
+    """How this process's calls reach one origin: a pool of connections kept to it, or,
+    when the environment names a proxy for it (HTTPS_PROXY, NO_PROXY...), that proxy.
+    The environment and the CA bundle (REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, else
+    certifi's) are read once per origin, as requests reads them; ~/.netrc never (an
+    entry for Graph's host would replace the access token).
+
+    A pool of its own rather than a urllib3 PoolManager: a manager finds the pool under
+    a lock on every call, and under the GIL a lock hundreds of sending threads take
+    becomes a convoy (messaging_project/core/http_pools.py)."""
+
+    def __init__(self, origin: str) -> None:
+        parts = urlsplit(origin)
+        ca_certs = (
+            os.environ.get("REQUESTS_CA_BUNDLE")
+            or os.environ.get("CURL_CA_BUNDLE")
+            or requests.utils.DEFAULT_CA_BUNDLE_PATH
+        )
+        tls: dict[str, Any] = {"ca_certs": ca_certs} if parts.scheme == "https" else {}
+        proxy = requests.utils.select_proxy(origin, requests.utils.get_environ_proxies(origin))
+        self.through_proxy = bool(proxy)
+        self.opener: urllib3.ProxyManager | HTTPConnectionPool
+        if proxy:
+            self.opener = urllib3.ProxyManager(proxy, maxsize=POOL_SIZE, **tls)
+            self.opener.pool_classes_by_scheme = WRITTEN_POOLS  # (the deadlines' sockets)
+        else:
+            pool = WRITTEN_POOLS.get(parts.scheme)
+            try:
+                port = parts.port
+            except ValueError:
+                pool = None
+            if pool is None or not parts.hostname:
+                raise GatewayError(
+                    FailureKind.UNAVAILABLE,
+                    "The WhatsApp channel's URL names no http or https host.",
+                    type="invalid_response",
+                )
+            self.opener = pool(parts.hostname, port, maxsize=POOL_SIZE, **tls)
+
+    def open(self, method: str, url: str, **options: Any) -> urllib3.BaseHTTPResponse:
+        """One request, no redirect followed and no retry (failures raise)."""
+        if not self.through_proxy:
+            parts = urlsplit(url)
+            url = parts.path + (f"?{parts.query}" if parts.query else "")
+        return self.opener.urlopen(method, url, retries=False, redirect=False, **options)
+
+
+@functools.lru_cache(maxsize=64)  # Graph's origin, and those its media URLs name
+def route(origin: str) -> Route:
+    return Route(origin)
+
+
+def route_for(url: str) -> Route:
+    return route(origin_of(url))
+
 
 CONNECT_TIMEOUT = 5.0  # seconds; the whole call may take up to WHATSAPP_TIMEOUT
 TEMPLATE_FIELDS = "id,name,language,status,category,components,quality_score,rejected_reason"
@@ -127,14 +175,6 @@ def is_message_id(value: Any) -> bool:
     return isinstance(value, str) and MESSAGE_ID.fullmatch(value) is not None
 
 
-@functools.cache
-def environment_settings(origin: str) -> dict[str, Any]:
-    """The proxies (HTTPS_PROXY, NO_PROXY...) and CA bundle the environment sets for
-    `origin`, read once per process as requests itself would read them."""
-    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-    return {"proxies": requests.utils.get_environ_proxies(origin), "verify": ca_bundle or True}
-
-
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -145,17 +185,17 @@ def timeouts() -> tuple[float, float]:
     return min(CONNECT_TIMEOUT, read), read
 
 
-def graph_error(response: requests.Response, body: Any) -> GatewayError:
+def graph_error(status: int, body: Any) -> GatewayError:
     """A GatewayError for an HTTP error answer, from Graph's error object when there is one."""
     error = body.get("error") if isinstance(body, dict) else None
-    answered = f"The WhatsApp channel answered with HTTP {response.status_code}."
+    answered = f"The WhatsApp channel answered with HTTP {status}."
     if not isinstance(error, dict):
         return GatewayError(
-            FailureKind.CREDENTIALS if response.status_code == 401 else FailureKind.UNAVAILABLE,
+            FailureKind.CREDENTIALS if status == 401 else FailureKind.UNAVAILABLE,
             answered,
             type="http_error",
-            http_status=response.status_code,
-            retryable=response.status_code >= 500 or response.status_code == 429,
+            http_status=status,
+            retryable=status >= 500 or status == 429,
         )
     code = storable.error_code(error.get("code"))
     # The business management API's refusals (a template's) say what is wrong in
@@ -169,9 +209,9 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
             "error_user_title": error.get("error_user_title"),
             "message": error.get("message"),
         }
-    if response.status_code == 401 or code in CREDENTIAL_CODES:
+    if status == 401 or code in CREDENTIAL_CODES:
         kind = FailureKind.CREDENTIALS
-    elif response.status_code >= 500:
+    elif status >= 500:
         kind = FailureKind.UNAVAILABLE
     else:
         kind = FailureKind.REFUSED
@@ -182,10 +222,8 @@ def graph_error(response: requests.Response, body: Any) -> GatewayError:
         type=error.get("type"),
         details=details,
         fbtrace_id=error.get("fbtrace_id"),
-        http_status=response.status_code,
-        retryable=(
-            response.status_code >= 500 or response.status_code == 429 or code in RETRYABLE_CODES
-        ),
+        http_status=status,
+        retryable=(status >= 500 or status == 429 or code in RETRYABLE_CODES),
     )
 
 
@@ -212,12 +250,12 @@ def accepted_answer(answer: dict[str, Any], message: dict[str, Any]) -> dict[str
     }
 
 
-def unreadable(response: requests.Response) -> GatewayError:
+def unreadable(status: int) -> GatewayError:
     return GatewayError(
         FailureKind.UNAVAILABLE,
         "The WhatsApp channel's answer could not be understood.",
         type="invalid_response",
-        http_status=response.status_code,
+        http_status=status,
         retryable=True,
     )
 
@@ -228,44 +266,60 @@ class CloudApiGateway:
     access_token: str = field(repr=False)
     business_account_id: str = ""
 
-    def request(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
-        """One call to Graph: its JSON object, or a GatewayError."""
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: dict[str, Any] | None = None,
+        payload: dict[str, Any] | None = None,
+        form: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """One call to Graph, with `params` in its query string and `payload` as its JSON
+        body, or `form` as a multipart one: its JSON object, or a GatewayError."""
         headers = {"Authorization": f"Bearer {self.access_token}"}
+        body: bytes | None = None
+        if payload is not None:
+            body = json.dumps(payload, allow_nan=False).encode()
+            headers["Content-Type"] = "application/json"
+        elif form is not None:
+            body, headers["Content-Type"] = urllib3.encode_multipart_formdata(form)
+        if params:
+            url = f"{url}?{urlencode(params)}"
         try:
             # The whole call, its answer read to the last byte, within WHATSAPP_TIMEOUT.
             with deadline(settings.WHATSAPP_TIMEOUT) as bound:
-                response = session.request(
+                response = route_for(url).open(
                     method,
                     url,
+                    body=body,
                     headers=headers,
-                    timeout=bound.timeouts(*timeouts()),
-                    **environment_settings(origin_of(url)),
-                    **kwargs,
+                    timeout=urllib3.Timeout(*bound.timeouts(*timeouts())),
                 )
-        except requests.RequestException as error:
+        except NETWORK_ERRORS as error:
             raise network_error(error) from None
         try:
-            body = response.json()
+            answer = json.loads(response.data)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
-            body = None
-        if not response.ok:
-            raise graph_error(response, body)
-        if not isinstance(body, dict):
-            raise unreadable(response)
-        return body
+            answer = None
+        if response.status >= 400:
+            raise graph_error(response.status, answer)
+        if not isinstance(answer, dict):
+            raise unreadable(response.status)
+        return answer
 
     def send_message(
         self, payload: dict[str, Any], *, may_write: Callable[[], bool] | None = None
     ) -> dict[str, Any]:
         url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/messages"
-        if may_write is not None and environment_settings(origin_of(url))["proxies"]:
+        if may_write is not None and route_for(url).through_proxy:
             # A proxy's connections do not ask: asked before the request instead.
             if not may_write():
                 raise NotWritten
             may_write = None
         write_check.may_write = may_write
         try:
-            answer = self.request("POST", url, json=payload)
+            answer = self.request("POST", url, payload=payload)
         except GatewayError as error:
             logger.warning(
                 "WhatsApp send from phone number id %s failed: %s "
@@ -321,17 +375,19 @@ class CloudApiGateway:
         try:
             # The whole download, to its last byte, within MEDIA_DOWNLOAD_TIMEOUT.
             with deadline(settings.MEDIA_DOWNLOAD_TIMEOUT) as bound:
-                response = session.get(
+                response = route_for(url).open(
+                    "GET",
                     url,
                     headers=headers,
-                    timeout=bound.timeouts(*timeouts()),
-                    stream=True,  # read chunk by chunk below, never the whole file at once
-                    allow_redirects=False,
-                    **environment_settings(origin_of(url)),
+                    timeout=urllib3.Timeout(*bound.timeouts(*timeouts())),
+                    preload_content=False,  # read chunk by chunk below, never all at once
                 )
-                with response:
+                try:
                     yield from checked_chunks(response, max_bytes=max_bytes, chunk_size=chunk_size)
-        except requests.RequestException as error:
+                    response.release_conn()  # read to its end: the connection serves again
+                finally:
+                    response.close()  # (not read to its end: the connection is dropped)
+        except NETWORK_ERRORS as error:
             raise network_error(error) from None
 
     def upload_media(self, content: bytes, *, mime_type: str, file_name: str) -> str:
@@ -339,8 +395,11 @@ class CloudApiGateway:
         answer = self.request(
             "POST",
             url,
-            data={"messaging_product": "whatsapp", "type": mime_type},
-            files={"file": (file_name, content, mime_type)},
+            form={
+                "messaging_product": "whatsapp",
+                "type": mime_type,
+                "file": (file_name, content, mime_type),
+            },
         )
         media_id = answer.get("id")
         if not (isinstance(media_id, str) and UPLOADED_MEDIA_ID.fullmatch(media_id)):
@@ -400,7 +459,7 @@ class CloudApiGateway:
         return f"{settings.WHATSAPP_GRAPH_URL}/{self.business_account_id}/message_templates"
 
     def create_template(self, template: dict[str, Any]) -> dict[str, Any]:
-        answer = self.request("POST", self.templates_url(), json=template)
+        answer = self.request("POST", self.templates_url(), payload=template)
         template_id = answer.get("id")
         if not isinstance(template_id, str | int) or not str(template_id).strip():
             raise GatewayError(
@@ -418,7 +477,7 @@ class CloudApiGateway:
     def edit_template(self, template_id: str, changes: dict[str, Any]) -> str:
         self.templates_url()  # the same account check as the other template calls
         url = f"{settings.WHATSAPP_GRAPH_URL}/{quote(template_id, safe='')}"
-        self.request("POST", url, json=changes)
+        self.request("POST", url, payload=changes)
         return "PENDING"  # WhatsApp reviews the edit; its webhook tells the outcome
 
     def delete_template(self, name: str, template_id: str = "") -> None:
@@ -428,32 +487,39 @@ class CloudApiGateway:
         self.request("DELETE", self.templates_url(), params=params)
 
 
-def checked_chunks(response: requests.Response, *, max_bytes: int, chunk_size: int):
+def checked_chunks(response: urllib3.BaseHTTPResponse, *, max_bytes: int, chunk_size: int):
     """A media download's body, chunk by chunk, once its status and size are fine."""
-    if response.status_code != 200:
+    if response.status != 200:
         # An expired URL is a 4xx too: a new look-up gives a new one, so retry.
         raise GatewayError(
             FailureKind.UNAVAILABLE,
-            f"The WhatsApp channel's media download answered with HTTP {response.status_code}.",
+            f"The WhatsApp channel's media download answered with HTTP {response.status}.",
             type="http_error",
-            http_status=response.status_code,
+            http_status=response.status,
             retryable=True,
         )
     announced = file_size(response.headers.get("Content-Length"))
     if announced is not None and announced > max_bytes:
         raise MediaTooLarge(f"{announced} bytes announced, at most {max_bytes} allowed")
     received = 0
-    for chunk in response.iter_content(chunk_size):
+    for chunk in response.stream(chunk_size):
         received += len(chunk)
         if received > max_bytes:
             raise MediaTooLarge(f"more than {max_bytes} bytes sent")
         yield chunk
 
 
-def network_error(error: requests.RequestException) -> GatewayError:
+# What a call that got no (whole) answer raises: urllib3's errors, and the socket's own
+# (a DeadlineExceeded is a requests.Timeout, an OSError too).
+NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
+
+
+def network_error(error: Exception) -> GatewayError:
     """No answer in time, or none at all: refused or reset connections, TLS failures,
     broken or undecodable bodies."""
-    if isinstance(error, requests.Timeout):
+    # (urllib3's NewConnectionError is a ConnectTimeoutError too: a refused connection.)
+    timed_out = isinstance(error, requests.Timeout | urllib3.exceptions.TimeoutError | TimeoutError)
+    if timed_out and not isinstance(error, urllib3.exceptions.NewConnectionError):
         return GatewayError(
             FailureKind.TIMEOUT,
             "The WhatsApp channel did not answer in time.",

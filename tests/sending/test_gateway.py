@@ -1,9 +1,11 @@
 """The gateway on its own: the Cloud API client's error mapping and the sandbox's answers."""
 
 import re
+import ssl
 import time
 
 import pytest
+import trustme
 from django.db import connections
 
 from business_numbers.gateway import (
@@ -87,6 +89,20 @@ def test_an_answer_dripping_a_byte_a_second_is_cut_off_at_the_timeout(client, gr
 
     assert time.monotonic() - started < 2.5
     assert (error.kind, error.retryable) == (FailureKind.TIMEOUT, True)
+
+
+def test_a_redirect_is_not_followed_and_the_token_stays(client, graph):
+    with FakeCloudApi() as elsewhere:
+        graph.reply(307, body=b"", headers={"Location": f"{elsewhere.url}/elsewhere"})
+
+        error = failure(client)
+
+    assert elsewhere.requests == []
+    assert (error.kind, error.type, error.http_status) == (
+        FailureKind.UNAVAILABLE,
+        "invalid_response",
+        307,
+    )
 
 
 def test_the_token_is_in_the_header_only(client, graph, caplog):
@@ -173,9 +189,9 @@ def environment(monkeypatch):
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
-    cloud_api.environment_settings.cache_clear()
+    cloud_api.route.cache_clear()
     yield monkeypatch
-    cloud_api.environment_settings.cache_clear()
+    cloud_api.route.cache_clear()
 
 
 def test_a_proxy_from_the_environment_carries_the_send(client, graph, environment):
@@ -210,6 +226,46 @@ def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environmen
 
     [request] = graph.requests
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+
+
+# Graph over https: the CA bundle from the environment, and a certificate it does not
+# vouch for refused.
+
+
+@pytest.fixture
+def tls_graph(graph):
+    """The fake Cloud API behind TLS, its certificate issued by a CA of the test's own;
+    the CA, and the https URL that reaches the server."""
+    authority = trustme.CA()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("127.0.0.1").configure_cert(context)
+    graph.server.socket = context.wrap_socket(graph.server.socket, server_side=True)
+    return authority, graph.url.replace("http://", "https://", 1)
+
+
+def test_graph_over_https_is_reached_with_the_environments_ca_bundle(
+    client, graph, tls_graph, environment, settings, tmp_path
+):
+    authority, settings.WHATSAPP_GRAPH_URL = tls_graph
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    environment.setenv("REQUESTS_CA_BUNDLE", str(bundle))
+
+    client.send_message(PAYLOAD)
+    client.send_message(PAYLOAD)
+
+    assert len(graph.requests) == 2
+
+
+def test_a_certificate_the_bundle_does_not_vouch_for_is_refused(
+    client, graph, tls_graph, environment, settings
+):
+    _, settings.WHATSAPP_GRAPH_URL = tls_graph  # the CA is in no bundle
+
+    error = failure(client)
+
+    assert (error.kind, error.type) == (FailureKind.UNAVAILABLE, "connection_error")
+    assert graph.requests == []
 
 
 def test_may_write_is_asked_once_before_the_request_is_written(client, graph):
