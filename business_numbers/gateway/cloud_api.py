@@ -52,10 +52,13 @@ write_check = threading.local()
 
 class AsksBeforeWriting:
     """A urllib3 connection that asks the thread's `write_check`, once, after it is
-    connected and before any byte of its request is written: NotWritten when it says
-    no (urllib3 then closes the connection, half-begun requests and all)."""
+    connected and its request's head is built, before any byte of it is written:
+    NotWritten when it says no (urllib3 then closes the connection, half-begun requests
+    and all). Asked from `endheaders`, so that between the answer and the socket there
+    is only the write: the head's building (headers checked one by one, the body framed)
+    comes before, where a pause of the interpreter costs the turn nothing."""
 
-    def request(self, *args: Any, **kwargs: Any) -> None:
+    def endheaders(self, *args: Any, **kwargs: Any) -> None:
         check = getattr(write_check, "may_write", None)
         if check is not None:
             write_check.may_write = None  # once per send, not again on a redirect or retry
@@ -63,7 +66,7 @@ class AsksBeforeWriting:
                 self.connect()  # type: ignore[attr-defined]  # (HTTPS pools connect before)
             if not check():
                 raise NotWritten
-        super().request(*args, **kwargs)  # type: ignore[misc]
+        super().endheaders(*args, **kwargs)  # type: ignore[misc]
 
 
 class WrittenHTTPConnection(AsksBeforeWriting, WatchedConnection, HTTPConnection):
@@ -298,6 +301,8 @@ class CloudApiGateway:
                 )
         except NETWORK_ERRORS as error:
             raise network_error(error) from None
+        except ValueError as error:  # refused before a byte left: a line break in the token
+            raise unsendable(error) from None
         try:
             answer = json.loads(response.data)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
@@ -532,6 +537,17 @@ def network_error(error: Exception) -> GatewayError:
         type="connection_error",
         details=root_cause(error),
         retryable=True,
+    )
+
+
+def unsendable(error: ValueError) -> GatewayError:
+    """A request the HTTP client would not write (a header or URL with a control
+    character: the number's token or its phone number id): nothing was sent."""
+    return GatewayError(
+        FailureKind.UNAVAILABLE,
+        "The request to the WhatsApp channel could not be written from the number's settings.",
+        type="invalid_request",
+        details=type(error).__name__,
     )
 
 

@@ -283,6 +283,29 @@ def test_may_write_is_asked_once_before_the_request_is_written(client, graph):
     assert len(graph.requests) == 1
 
 
+@pytest.mark.parametrize(
+    "channel",
+    [
+        {"access_token": "a-token\nwith: a line break"},
+        {"access_token": "a-token-\u00e9-\u4e00"},  # not Latin-1: no header value
+    ],
+)
+def test_a_request_whose_head_cannot_be_written_is_a_gateway_error_and_never_asks(graph, channel):
+    client = CloudApiGateway(
+        **{"phone_number_id": PHONE_NUMBER_ID, "access_token": ACCESS_TOKEN, **channel}
+    )
+    asked = []
+
+    with pytest.raises(GatewayError) as info:
+        client.send_message(PAYLOAD, may_write=lambda: asked.append(1) or True)
+
+    assert (info.value.kind, info.value.type) == (FailureKind.UNAVAILABLE, "invalid_request")
+    # The head is built before the turn is asked: a turn is never spent on a request
+    # that cannot go.
+    assert asked == []
+    assert graph.requests == []
+
+
 def test_a_request_may_write_refuses_is_not_written_and_the_next_one_goes(client, graph):
     with pytest.raises(NotWritten):
         client.send_message(PAYLOAD, may_write=lambda: False)
