@@ -152,6 +152,11 @@ def route(origin: str) -> Route:
     return Route(origin)
 
 
+# A forked child (gunicorn's workers with --preload) opens its own connections rather
+# than share the parent's sockets.
+os.register_at_fork(after_in_child=route.cache_clear)
+
+
 def route_for(url: str) -> Route:
     return route(origin_of(url))
 

@@ -1,5 +1,6 @@
 """The gateway on its own: the Cloud API client's error mapping and the sandbox's answers."""
 
+import os
 import re
 import ssl
 import time
@@ -226,6 +227,20 @@ def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environmen
 
     [request] = graph.requests
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX's")
+def test_a_forked_child_opens_its_own_connections(client, graph):
+    parent = cloud_api.route_for(graph.url)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its route is a new one, and it reports whether it is
+        os.write(write, b"new" if cloud_api.route_for(graph.url) is not parent else b"same")
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+    assert os.read(read, 8) == b"new"
+    assert cloud_api.route_for(graph.url) is parent  # the parent keeps its own
 
 
 # Graph over https: the CA bundle from the environment, and a certificate it does not
