@@ -304,10 +304,8 @@ class CloudApiGateway:
                     headers=headers,
                     timeout=urllib3.Timeout(*bound.timeouts(*timeouts())),
                 )
-        except NETWORK_ERRORS as error:
-            raise network_error(error) from None
-        except ValueError as error:  # refused before a byte left: a line break in the token
-            raise unsendable(error) from None
+        except CALL_ERRORS as error:
+            raise call_error(error) from None
         try:
             answer = json.loads(response.data)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
@@ -397,8 +395,8 @@ class CloudApiGateway:
                     response.release_conn()  # read to its end: the connection serves again
                 finally:
                     response.close()  # (not read to its end: the connection is dropped)
-        except NETWORK_ERRORS as error:
-            raise network_error(error) from None
+        except CALL_ERRORS as error:
+            raise call_error(error) from None
 
     def upload_media(self, content: bytes, *, mime_type: str, file_name: str) -> str:
         url = f"{settings.WHATSAPP_GRAPH_URL}/{self.phone_number_id}/media"
@@ -519,9 +517,17 @@ def checked_chunks(response: urllib3.BaseHTTPResponse, *, max_bytes: int, chunk_
         yield chunk
 
 
-# What a call that got no (whole) answer raises: urllib3's errors, and the socket's own
-# (a DeadlineExceeded is a requests.Timeout, an OSError too).
+# What a call that got no (whole) answer raises: urllib3's errors, the socket's own (a
+# DeadlineExceeded is a requests.Timeout, an OSError too), and the ValueError of a head
+# the HTTP client would not write.
 NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
+CALL_ERRORS = (*NETWORK_ERRORS, ValueError)
+
+
+def call_error(error: Exception) -> GatewayError:
+    if isinstance(error, ValueError) and not isinstance(error, NETWORK_ERRORS):
+        return unsendable(error)  # refused before a byte left: a line break in the token
+    return network_error(error)
 
 
 def network_error(error: Exception) -> GatewayError:

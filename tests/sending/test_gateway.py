@@ -229,7 +229,6 @@ def test_a_netrc_entry_never_replaces_the_access_token(client, graph, environmen
     assert request.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX's")
 def test_a_forked_child_opens_its_own_connections(client, graph):
     parent = cloud_api.route_for(graph.url)
     read, write = os.pipe()
@@ -318,6 +317,16 @@ def test_a_request_whose_head_cannot_be_written_is_a_gateway_error_and_never_ask
     # The head is built before the turn is asked: a turn is never spent on a request
     # that cannot go.
     assert asked == []
+    assert graph.requests == []
+
+
+def test_a_media_download_whose_head_cannot_be_written_is_a_gateway_error(graph):
+    client = CloudApiGateway(phone_number_id=PHONE_NUMBER_ID, access_token="a\ntoken")
+
+    with pytest.raises(GatewayError) as info:
+        list(client.download_media(f"{graph.url}/media", max_bytes=100, chunk_size=10))
+
+    assert info.value.type == "invalid_request"
     assert graph.requests == []
 
 
