@@ -1,5 +1,12 @@
 """Fixtures: two organizations, each with a token and an authenticated API client."""
 
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -9,6 +16,25 @@ from rest_framework.test import APIClient
 from tests.factories import OrganizationFactory, issue_token
 
 pytest_plugins = ["tests.channel"]
+
+
+# The fixtures whose database work commits, as the service's does.
+COMMITTING_FIXTURES = frozenset(
+    {"transactional_db", "live_server", "django_db_serialized_rollback"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks `pooled` the tests whose database work commits: a pooler in transaction mode
+    hands each transaction its own server connection, which a test run inside one
+    transaction (a plain `django_db`) never sees. CI runs these through PgBouncer."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        commits = marker is not None and bool(
+            marker.kwargs.get("transaction", marker.args[0] if marker.args else False)
+        )
+        if commits or COMMITTING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.pooled)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,6 +64,34 @@ if settings.DATABASE_POOLING == "transaction":
                 "WHERE datname = %s AND pid <> pg_backend_pid()",
                 [name],
             )
+
+
+@pytest.fixture(scope="session")
+def migrated_database_in(tmp_path_factory) -> Callable[[Path], None]:
+    """For the tests that run the service in other processes (gunicorn, honcho,
+    `manage.py`): `migrated_database_in(var_dir)` puts a migrated SQLite database where a
+    process started with VAR_DIR=var_dir uses it. `migrate` renders every migration's
+    models, about 20 s on a slow machine: the suite migrates once and copies."""
+    template_dir = tmp_path_factory.mktemp("migrated")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("DATABASE_")},
+        "VAR_DIR": str(template_dir),
+        "REDIS_URL": "",
+        "SECRET_KEY": "migrated-template",
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+
+    def place(var_dir: Path) -> None:
+        shutil.copyfile(template_dir / "db.sqlite3", var_dir / "db.sqlite3")
+
+    return place
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ BEFORE = [("analytics", "0001_initial")]
 DAY = date(2026, 11, 1)
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_the_slots_of_a_day_are_added_up():
     organization = OrganizationFactory()

@@ -8,7 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import Organization
 from messaging_project.core.database import execute_together
 
-pytestmark = pytest.mark.django_db
+# CI runs them through PgBouncer too (`pooled`): several statements in one round trip.
+pytestmark = [pytest.mark.django_db, pytest.mark.pooled]
 
 RENAME = "UPDATE accounts_organization SET name = %s WHERE id = %s"
 

@@ -28,6 +28,7 @@ def fingerprint_of_contact_post() -> str:
     return fingerprint(Request(django_request))
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_a_key_stored_before_the_move_replays_its_response_after_it():
     content_type = ContentType.objects.get_for_model(IdempotencyKey)

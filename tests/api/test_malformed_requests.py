@@ -118,8 +118,9 @@ class TestUnknownHost:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, migrated_database_in):
     var_dir = tmp_path_factory.mktemp("gunicorn")
+    migrated_database_in(var_dir)
     env = {
         **os.environ,
         "VAR_DIR": str(var_dir),
@@ -127,7 +128,6 @@ def server(tmp_path_factory):
         "REDIS_URL": "",
         "SECRET_KEY": "test",
     }
-    manage(env, "migrate", "--noinput")
     organization = manage(env, "create_organization", "Chunks")
     token = manage(env, "issue_token", organization)
     port = free_port()

@@ -92,12 +92,14 @@ def test_exactly_the_limit_gets_through_across_workers(backend, tmp_path, reques
     }
     if backend == "postgres":
         env["DATABASE_URL"] = request.getfixturevalue("postgres_database")
+        manage(env, "migrate", "--noinput")
+    else:
+        request.getfixturevalue("migrated_database_in")(tmp_path)
     if backend == "redis":
         env["REDIS_URL"] = f"redis://127.0.0.1:6379/{15}"
         import redis
 
         redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-    manage(env, "migrate", "--noinput")
     manage(env, "create_organization", "Burst")
     token = manage(env, "issue_token", "Burst")
 

@@ -19,6 +19,7 @@ def task_row(path: str, status: str) -> DBTaskResult:
     )
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_waiting_tasks_move_to_their_new_paths_and_back():
     migrate(BEFORE)

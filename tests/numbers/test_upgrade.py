@@ -16,6 +16,7 @@ from business_numbers.models import MessageTemplate, Number
 from campaigns.models import Campaign
 from sending.models import Chat, Conversation
 from tests.conftest import client_for
+from tests.databases import migrate
 
 OLD_SHAPE = [
     ("sending", "0015_status_callback_data"),
@@ -24,18 +25,12 @@ OLD_SHAPE = [
 ]
 
 
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
-
-
 def old_models():
     nodes = [(app, name) for app, name in OLD_SHAPE if name is not None]
     return MigrationExecutor(connection).loader.project_state(nodes).apps
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_every_channel_becomes_its_organizations_default_number_with_its_chats():
     migrate(OLD_SHAPE)

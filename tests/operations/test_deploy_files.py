@@ -131,7 +131,7 @@ def start_web(env: dict, log: Path) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_a_web_restart_keeps_the_running_workers_counters(tmp_path):
+def test_a_web_restart_keeps_the_running_workers_counters(tmp_path, migrated_database_in):
     port = free_port()
     metrics = tmp_path / "metrics"
     metrics.mkdir()  # systemd's RuntimeDirectory
@@ -149,6 +149,7 @@ def test_a_web_restart_keeps_the_running_workers_counters(tmp_path):
             "THREADS": "2",
             "TASK_WORKER_THREADS": "2",
         }
+        migrated_database_in(tmp_path)
         organization = shop(env)
         log = tmp_path / "processes.log"
         worker = subprocess.Popen(

@@ -233,6 +233,7 @@ def migrate(targets):
     executor.migrate(targets or executor.loader.graph.leaf_nodes())
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_encrypts_plain_rows_once_and_decrypts_them_backwards(keys, org_a, org_b):
     encrypted_before = configure(org_a)
@@ -316,7 +317,7 @@ def test_the_start_check_reads_every_organizations_secrets(keys, org_a, org_b):
 
 
 @pytest.mark.slow
-def test_a_worker_started_with_the_wrong_keys_exits_saying_why(tmp_path):
+def test_a_worker_started_with_the_wrong_keys_exits_saying_why(tmp_path, migrated_database_in):
     import subprocess
     import sys
     from pathlib import Path
@@ -342,7 +343,7 @@ def test_a_worker_started_with_the_wrong_keys_exits_saying_why(tmp_path):
             timeout=120,
         )
 
-    assert manage("migrate", "--noinput").returncode == 0
+    migrated_database_in(tmp_path)
     created = manage(
         "shell",
         "-c",

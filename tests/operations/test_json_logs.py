@@ -27,9 +27,8 @@ def lines(path: Path) -> list[str]:
 
 
 def shop(env: dict) -> str:
-    """A migrated database with an organization on the fake Cloud API that answers
-    "hours" with a canned reply; its uuid."""
-    manage(env, "migrate", "--noinput")
+    """In the migrated database (conftest's `migrated_database_in`), an organization on
+    the fake Cloud API that answers "hours" with a canned reply; its uuid."""
     manage(env, "create_organization", "Shop")
     manage(
         env,
@@ -45,7 +44,7 @@ def shop(env: dict) -> str:
     return manage(env, "shell", "-c", SETUP).splitlines()[-1]
 
 
-def test_every_line_the_web_and_the_worker_print_is_json(tmp_path):
+def test_every_line_the_web_and_the_worker_print_is_json(tmp_path, migrated_database_in):
     port = free_port()
     with FakeCloudApi() as graph:
         env = {
@@ -63,6 +62,7 @@ def test_every_line_the_web_and_the_worker_print_is_json(tmp_path):
             "TASK_WORKER_THREADS": "2",
             "PATH": f"{BIN}:{os.environ['PATH']}",
         }
+        migrated_database_in(tmp_path)
         organization = shop(env)
 
         web_out, web_err = tmp_path / "web.out", tmp_path / "web.err"

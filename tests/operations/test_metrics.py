@@ -154,7 +154,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # gunicorn with two workers
-def test_counts_add_up_across_gunicorn_workers(tmp_path):
+def test_counts_add_up_across_gunicorn_workers(tmp_path, migrated_database_in):
     multiproc = tmp_path / "metrics"
     multiproc.mkdir()
     env = {
@@ -166,14 +166,7 @@ def test_counts_add_up_across_gunicorn_workers(tmp_path):
         "METRICS_TOKEN": TOKEN,
         "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
     }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    migrated_database_in(tmp_path)
     port = free_port()
     server = subprocess.Popen(
         [

@@ -57,6 +57,7 @@ def old_columns(organization) -> dict:
     return {"channel": organization.channel, **{f: getattr(organization, f) for f in FIELDS}}
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_an_upgrade_keeps_every_channel_setting_and_a_downgrade_puts_them_back():
     migrate(BEFORE_THE_MOVE)

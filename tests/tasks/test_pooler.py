@@ -32,6 +32,8 @@ postgresql = pytest.mark.skipif(
 needs_pgbouncer = pytest.mark.skipif(
     executable() is None, reason="pgbouncer is not installed (apt-get install pgbouncer)"
 )
+# All of them in CI's run through PgBouncer too.
+pytestmark = pytest.mark.pooled
 
 
 def test_the_shipped_configuration_runs_with_only_this_machines_paths_replaced(tmp_path):

@@ -72,7 +72,9 @@ def scraped_sends(port: str) -> float:
     )
 
 
-def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(tmp_path):
+def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(
+    tmp_path, migrated_database_in
+):
     with FakeCloudApi() as graph:
         env = {
             **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
@@ -93,7 +95,7 @@ def test_the_procfile_runs_the_web_and_the_worker_and_ctrl_c_stops_both(tmp_path
         assert metrics == tmp_path / "metrics"
         metrics.mkdir()
         env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
-        manage(env, "migrate", "--noinput")
+        migrated_database_in(tmp_path)
         manage(env, "create_organization", "Shop")
         manage(
             env,

@@ -21,6 +21,7 @@ from tests.databases import migrate
 BEFORE_THE_MOVE = [("base", "0002_worker_heartbeats_and_periodic_runs"), ("worker", None)]
 
 
+@pytest.mark.migrates
 @pytest.mark.django_db(transaction=True)
 def test_heartbeats_periods_and_waiting_clean_ups_survive_the_move():
     heartbeat_type = ContentType.objects.get_for_model(WorkerHeartbeat)
