@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+from pytest_django.fixtures import validate_django_db
 from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, issue_token
@@ -18,10 +19,9 @@ from tests.factories import OrganizationFactory, issue_token
 pytest_plugins = ["tests.channel"]
 
 
-# The fixtures whose database work commits, as the service's does.
-COMMITTING_FIXTURES = frozenset(
-    {"transactional_db", "live_server", "django_db_serialized_rollback"}
-)
+# The fixtures that make a test's database work commit: pytest-django's own reading
+# (its ordering of transactional tests last), with `django_db(transaction=True)`.
+COMMITTING_FIXTURES = frozenset({"transactional_db", "live_server"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -30,10 +30,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     transaction (a plain `django_db`) never sees. CI runs these through PgBouncer."""
     for item in items:
         marker = item.get_closest_marker("django_db")
-        commits = marker is not None and bool(
-            marker.kwargs.get("transaction", marker.args[0] if marker.args else False)
-        )
-        if commits or COMMITTING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        transaction = marker is not None and validate_django_db(marker)[0]
+        if transaction or COMMITTING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.pooled)
 
 
