@@ -27,6 +27,7 @@ def body_text(browser) -> str:
 
 
 def test_the_header_switches_the_language_and_it_is_remembered(browser, live_server, staff_a):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.select import Select
     from selenium.webdriver.support.ui import WebDriverWait
@@ -38,8 +39,11 @@ def test_the_header_switches_the_language_and_it_is_remembered(browser, live_ser
     Select(browser.find_element(By.ID, "language-switch")).select_by_value("es")
     browser.find_element(By.CSS_SELECTOR, "#language-form button").click()
 
-    # Back on the same page, in Spanish, though the browser asks for English.
-    WebDriverWait(browser, 10).until(lambda d: "Seleccione contacto a modificar" in body_text(d))
+    # Back on the same page, in Spanish, though the browser asks for English. The old
+    # page's body may go stale between finding it and reading it: look again.
+    WebDriverWait(browser, 10, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: "Seleccione contacto a modificar" in body_text(d)
+    )
     assert browser.current_url.endswith("/admin/contacts/contact/")
 
     # Another visit: logged out, the cookie gone, logged in again.
