@@ -17,6 +17,7 @@ would otherwise open one under the home directory.
 import logging
 import os
 
+from gunicorn import glogging
 from prometheus_client import multiprocess
 
 from messaging_project import settings as service
@@ -58,6 +59,17 @@ class ListeningAddresses(logging.Filter):
             record.args = (",".join(f"http://{a}" for a in self.addresses), *args[1:])
         return True
 
+
+class Logger(glogging.Logger):
+    """gunicorn's logger, less its access log. gunicorn builds each request's access-log
+    fields (a dozen, the date formatted) whenever a logging configuration is given, as
+    below, even with no access log to write them to: a fifth of its own CPU a request."""
+
+    def access(self, resp, req, environ, request_time) -> None:
+        return
+
+
+logger_class = Logger
 
 # gunicorn's own loggers through the service's handler (its formatter, LOG_FORMAT, and its
 # filters: secrets masked); Django configures the same handler again in each worker.

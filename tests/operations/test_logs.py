@@ -5,6 +5,8 @@ client address (behind a trusted proxy, the forwarded one)."""
 import io
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
 from django.test import Client
@@ -18,6 +20,7 @@ from messaging_project.core.request_log import (
 )
 from tests.admin.test_contacts_admin import ADD, contact_form
 from tests.channel import set_channel
+from tests.tasks.processes import ROOT
 
 PROXY = "10.0.0.2"
 
@@ -124,3 +127,30 @@ def test_the_admins_changes_are_logged_with_the_forwarded_client_address(
     assert "from 198.51.100.23" in entry["message"]
     assert entry["client"] == "198.51.100.23"
     assert [line["client"] for line in request_lines(json_lines)] == ["198.51.100.23"]
+
+
+# gunicorn's logger as the web process configures it (messaging_project/gunicorn_config.py),
+# in a process of its own: its logging configuration is not the suite's.
+GUNICORN_ACCESS = """
+from datetime import timedelta
+from gunicorn.config import Config
+from messaging_project import gunicorn_config
+cfg = Config()
+for name in ("accesslog", "logconfig_dict", "logger_class"):
+    cfg.set(name, getattr(gunicorn_config, name))
+logger = cfg.logger_class(cfg)
+def atoms(*args):
+    raise SystemExit("the access log's fields were built")
+logger.atoms = atoms
+logger.access(None, None, {}, timedelta(0))
+"""
+
+
+def test_gunicorn_builds_no_access_log_line():
+    # The service logs each request itself (messaging.requests). Given a logging
+    # configuration, gunicorn's own logger would build every request's access-log fields
+    # for a logger that writes them nowhere.
+    done = subprocess.run(
+        [sys.executable, "-c", GUNICORN_ACCESS], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
