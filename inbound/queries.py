@@ -14,7 +14,7 @@ from contacts.models import Contact, OptOutWords
 from events.models import Endpoint
 from inbound.models import QueuedStatuses
 from messaging_project.core import rows
-from messaging_project.core.database import fetch_together
+from messaging_project.core.database import fetch_together, server_bound_cursor
 from sending.models import AutoReply, AutoReplyState, Chat
 
 # The organization a WhatsApp webhook is for, with its live numbers (default first) and
@@ -153,7 +153,8 @@ def queue_if_signed(signer: Signer, phone_number_id: str, changes: list[dict]) -
         statement, params = QUEUE_IF_NAMED, [*params, phone_number_id]
     else:
         statement = QUEUE_IF_NONE_NAMED
-    with connection.cursor() as cursor:
+    # Bound by PostgreSQL: quoting the JSON in Python cost 6% of the webhook's CPU.
+    with server_bound_cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.rowcount == 1
 

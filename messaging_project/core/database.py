@@ -84,6 +84,15 @@ def sent_together(connection) -> bool:
     return connection.vendor == "postgresql" and not binds_on_server
 
 
+def server_bound_cursor(*, using: str = DEFAULT_DB_ALIAS):
+    """A cursor whose parameters the database binds: on PostgreSQL the backend's
+    (messaging_project/core/postgresql/base.py), Django's own elsewhere (SQLite binds
+    them in its C library anyway)."""
+    connection = connections[using]
+    bound = getattr(connection, "server_bound_cursor", None)
+    return bound() if bound is not None else connection.cursor()
+
+
 def execute_together(
     statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS, last: bool = False
 ) -> None:
