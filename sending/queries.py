@@ -82,9 +82,10 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
     it), each conversation as it is after the statement."""
     now = timezone.now()
     fields = {f.attname: f for f in Conversation._meta.concrete_fields}
+    db = rows.wrapper(connection)
 
     def prepared(name: str, value):
-        return fields[name].get_db_prep_value(value, connection, prepared=False)
+        return fields[name].get_db_prep_value(value, db, prepared=False)
 
     proposed = {}
     params: list = []
@@ -158,9 +159,10 @@ def find_conversations(
     """The existing conversations of (contact, number) `pairs`, unlocked."""
     sql = FIND_CONVERSATIONS.format(pairs=" OR ".join([FIND_PAIR] * len(pairs)))
     params = [organization_id] + [value for pair in pairs for value in pair]
-    with connection.cursor() as cursor:
+    db = rows.wrapper(connection)
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
-        found = [rows.instance(Conversation, connection, row) for row in cursor.fetchall()]
+        found = [rows.instance(Conversation, db, row) for row in cursor.fetchall()]
     return {(c.contact_id, c.number_id): c for c in found}
 
 
@@ -172,9 +174,10 @@ def create_conversations(
     returned."""
     now = timezone.now()
     fields = {f.attname: f for f in Conversation._meta.concrete_fields}
+    db = rows.wrapper(connection)
 
     def prepared(name: str, value):
-        return fields[name].get_db_prep_value(value, connection, prepared=False)
+        return fields[name].get_db_prep_value(value, db, prepared=False)
 
     params: list = []
     for (contact_id, number_id), (at, messages) in sorted(started.items()):
@@ -192,9 +195,9 @@ def create_conversations(
         rows=", ".join([CREATE_ROW] * len(started)),
         columns=", ".join(cast(str, f.column) for f in Conversation._meta.concrete_fields),
     )
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
-        return [rows.instance(Conversation, connection, row) for row in cursor.fetchall()]
+        return [rows.instance(Conversation, db, row) for row in cursor.fetchall()]
 
 
 def move_conversation_statement(
@@ -308,14 +311,15 @@ def held_statuses(
         (STORED_STATUSES.format(ids=placeholders(len(ids))), [organization_id, *ids]),
     ]
     *_, chat_rows, event_rows = fetch_together(statements)
+    db = rows.wrapper(connection)
     chats = {}
     for row in chat_rows:
         chat_row, contact_row, number_row = rows.split(row, Chat, Contact, Number)
-        chat = rows.instance(Chat, connection, chat_row)
-        Chat.contact.field.set_cached_value(chat, rows.instance(Contact, connection, contact_row))
-        Chat.number.field.set_cached_value(chat, rows.instance(Number, connection, number_row))
+        chat = rows.instance(Chat, db, chat_row)
+        Chat.contact.field.set_cached_value(chat, rows.instance(Contact, db, contact_row))
+        Chat.number.field.set_cached_value(chat, rows.instance(Number, db, number_row))
         chats[cast(str, chat.wam_id)] = chat
-    events = [rows.instance(ChatStatusEvent, connection, row) for row in event_rows]
+    events = [rows.instance(ChatStatusEvent, db, row) for row in event_rows]
     return chats, events
 
 
@@ -323,12 +327,12 @@ def insert_statuses(events: list[ChatStatusEvent]) -> Statement:
     """The statement that inserts these status events (a concurrent delivery's copy of
     one is kept once, by the unique constraint)."""
     now = timezone.now()
+    db = rows.wrapper(connection)
     params: list = []
     for event in events:
         event.received_at = event.received_at or now  # a queued status's own time
         params += [
-            field.get_db_prep_save(getattr(event, field.attname), connection)
-            for field in STATUS_COLUMNS
+            field.get_db_prep_save(getattr(event, field.attname), db) for field in STATUS_COLUMNS
         ]
     return INSERT_STATUSES.format(rows=", ".join([STATUS_ROW] * len(events))), params
 

@@ -147,3 +147,14 @@ def test_timestamps_load_as_djangos_in_utc(org_a):
     assert given == datetime(2026, 11, 29, 1, 2, 3, 456789, tzinfo=UTC) and given.tzinfo is UTC
     assert nothing is None
     assert offset == datetime(2026, 3, 28, 20, 0, 0, 123456, tzinfo=UTC) and offset.tzinfo is UTC
+
+
+def test_the_connection_proxy_is_resolved_to_the_threads_connection():
+    from django.db import connections
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    # Every attribute of django.db.connection is a look-up in asgiref's Local: the rows
+    # are prepared and converted with the connection it stands for.
+    assert not isinstance(connection, BaseDatabaseWrapper)
+    assert rows.wrapper(connection) is connections["default"]
+    assert rows.wrapper(connections["default"]) is connections["default"]
