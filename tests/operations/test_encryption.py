@@ -18,6 +18,7 @@ from business_numbers import services as number_services
 from business_numbers.models import Number
 from messaging_project.core import encryption
 from tests.channel import stored_channel
+from tests.databases import migrate
 
 SECRETS = {
     "access_token": "EAAG-plain-access-token-1234567890",
@@ -226,11 +227,6 @@ def test_a_malformed_key_is_a_check_error(settings):
 # The data migration (sending 0010).
 
 BEFORE = [("sending", "0008_chat_status_played")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.migrates
