@@ -27,6 +27,7 @@ class Received:
     headers: dict[str, str]  # names lower-cased
     body: bytes
     at: float  # time.time() when it arrived
+    client: tuple = ()  # the sender's (address, port): one per connection
 
     @property
     def text(self) -> str:
@@ -107,6 +108,7 @@ class WebhookReceiver:
                             {k.lower(): v for k, v in self.headers.items()},
                             body,
                             time.time(),
+                            self.client_address,
                         )
                     )
                     status = receiver.scripted.popleft() if receiver.scripted else receiver.status

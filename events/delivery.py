@@ -16,7 +16,8 @@ turns among the organizations (each one's oldest first, then each one's second..
 never more than WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT under way to one endpoint nor
 WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION to one organization, counting every worker's
 leases: receivers that never answer hold a few POST slots, never all of them. The
-POSTs go out from a pool of threads with keep-alive sessions, outside any transaction;
+POSTs go out from a pool of threads on connections kept alive per origin (shared by the
+threads: messaging_project/core/public_urls.py), outside any transaction;
 their outcomes are written by the claim that made them (`claimed_until` unchanged),
 the successes in one statement. A worker killed mid-POST leaves its lease to expire
 (`2 x WEBHOOK_TIMEOUT + 30` seconds): another worker then claims the same attempt again
@@ -36,7 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import requests
+import urllib3
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Min
@@ -48,7 +49,7 @@ from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_mess
 from events.services import DISABLE_AFTER, NOT_SENT
 from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
-from messaging_project.core.public_urls import PrivateAddressRefused, public_session
+from messaging_project.core.public_urls import PrivateAddressRefused, open_public
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ USER_AGENT = "messaging-service-webhooks/1"
 # POSTs one worker process has under way at once (threads that only wait on the
 # network): 200 deliveries a second to a receiver answering in 50 ms keep ~10 busy.
 POST_SLOTS = 32
+# What an attempt that got no (whole) answer raises: urllib3's errors and the socket's
+# (refused, reset, TLS), and a URL urllib3 cannot parse.
+NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
 # Deliveries one claim takes at most when run inline (tests, commands).
 INLINE_BATCH = 100
 # After an answer the worker waits this long, so that the answers of that moment are
@@ -166,17 +170,6 @@ def signatures(endpoint: Endpoint, msg_id: str, timestamp: datetime, body: str) 
     return " ".join(signed)
 
 
-local = threading.local()
-
-
-def session() -> requests.Session:
-    """This thread's session (the public-address rule on every new connection): its
-    connections are kept alive between deliveries to the same endpoint."""
-    if getattr(local, "session", None) is None:
-        local.session = public_session()
-    return local.session
-
-
 def post(item: Claimed, endpoint: Endpoint) -> Outcome:
     """One attempt: the signed POST, no redirects, the answer read; all of it within
     WEBHOOK_TIMEOUT (connect, send, the answer's last byte). No database access (it
@@ -193,42 +186,51 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
     }
     try:
         with deadline(settings.WEBHOOK_TIMEOUT) as bound:
-            response = session().post(
+            response = open_public(
+                "POST",
                 endpoint.url,
-                data=item.body.encode(),
+                body=item.body.encode(),
                 headers=headers,
-                timeout=bound.timeouts(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
-                allow_redirects=False,
-                stream=True,
+                timeout=urllib3.Timeout(
+                    *bound.timeouts(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT)
+                ),
             )
-            with response:
-                answer = read_answer(response)
+            answer = read_answer(response)
     except PrivateAddressRefused as refused:
         return Outcome(False, error=str(refused), final=True)
     except DeadlineExceeded as error:
         return Outcome(False, error=f"Timeout: {error}")
-    except requests.RequestException as error:
+    except NETWORK_ERRORS as error:
         return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
     except Exception as error:  # a bug must not leave the attempt unrecorded
         logger.exception("Event delivery %s: unexpected error", item.msg_id)
         return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
-    if 200 <= response.status_code < 300:
-        return Outcome(True, response.status_code)
+    if 200 <= response.status < 300:
+        return Outcome(True, response.status)
     shown = answer.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
-    return Outcome(False, response.status_code, f"HTTP {response.status_code}: {shown}")
+    return Outcome(False, response.status, f"HTTP {response.status}: {shown}")
 
 
-def read_answer(response: requests.Response) -> bytes:
+def read_answer(response: urllib3.BaseHTTPResponse) -> bytes:
     """The answer's first RESPONSE_CAP bytes, after reading it to its last byte (within
-    the attempt's deadline) or ANSWER_READ_LIMIT bytes, whichever comes first."""
+    the attempt's deadline) or ANSWER_READ_LIMIT bytes, whichever comes first. Its
+    connection goes back to the pool when the answer was read whole, else it is closed."""
     kept = b""
     read = 0
-    for chunk in response.iter_content(RESPONSE_CAP):
-        if len(kept) < RESPONSE_CAP:
-            kept += chunk[: RESPONSE_CAP - len(kept)]
-        read += len(chunk)
-        if read >= ANSWER_READ_LIMIT:
-            break
+    whole = False
+    try:
+        for chunk in response.stream(RESPONSE_CAP):
+            if len(kept) < RESPONSE_CAP:
+                kept += chunk[: RESPONSE_CAP - len(kept)]
+            read += len(chunk)
+            if read >= ANSWER_READ_LIMIT:
+                break
+        else:
+            whole = True
+    finally:
+        if not whole:
+            response.close()
+        response.release_conn()
     return kept
 
 

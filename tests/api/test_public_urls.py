@@ -1,16 +1,17 @@
 """The rule for URLs the service posts to or fetches: public addresses only, checked
 when the URL is given and again on the connected socket."""
 
+import base64
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import requests
+import urllib3
 
 from messaging_project.core.public_urls import (
     PrivateAddressRefused,
     is_public_address,
-    public_session,
+    open_public,
     url_problem,
 )
 
@@ -25,18 +26,34 @@ def private_urls_allowed(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
+receivers: dict = {}
+
+
+def get(url: str) -> urllib3.BaseHTTPResponse:
+    response = open_public("GET", url, headers={}, timeout=2)
+    response.read()
+    response.release_conn()
+    return response
+
+
 @pytest.fixture
 def loopback_receiver():
     class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # connections kept alive
+
         def do_GET(self):
+            seen.append((self.client_address, self.headers.get("Authorization")))
             self.send_response(204)
             self.end_headers()
 
         def log_message(self, *args):
             pass
 
+    seen: list[tuple] = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    server.seen = seen  # type: ignore[attr-defined]  # (client address, Authorization) a request
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    receivers[f"http://127.0.0.1:{server.server_address[1]}/hook"] = server
     yield f"http://127.0.0.1:{server.server_address[1]}/hook"
     server.shutdown()
     server.server_close()
@@ -154,7 +171,7 @@ def test_the_session_refuses_a_private_peer_after_dns(private_urls_refused, loop
     # The check on the socket is what stops DNS rebinding: whatever the name resolved to
     # when the URL was given, the address connected to now is what counts.
     with pytest.raises(PrivateAddressRefused):
-        public_session().get(loopback_receiver, timeout=2, allow_redirects=False)
+        get(loopback_receiver)
 
 
 def test_the_session_refuses_a_name_that_resolves_to_loopback(
@@ -164,26 +181,51 @@ def test_the_session_refuses_a_name_that_resolves_to_loopback(
     url = loopback_receiver.replace("127.0.0.1", "localhost")
     assert url_problem(url.replace("localhost", "crm.localtest.invalid")) is None
     with pytest.raises(PrivateAddressRefused):
-        public_session().get(url, timeout=2, allow_redirects=False)
+        get(url)
 
 
 def test_the_session_connects_when_private_urls_are_allowed(
     private_urls_allowed, loopback_receiver
 ):
-    response = public_session().get(loopback_receiver, timeout=2, allow_redirects=False)
-    assert response.status_code == 204
+    response = get(loopback_receiver)
+    assert response.status == 204
 
 
 def test_the_session_ignores_proxies_from_the_environment(
     monkeypatch, private_urls_allowed, loopback_receiver
 ):
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens on the discard port
-    response = public_session().get(loopback_receiver, timeout=2, allow_redirects=False)
-    assert response.status_code == 204
+    response = get(loopback_receiver)
+    assert response.status == 204
 
 
 def test_a_refused_connection_is_not_a_requests_error(private_urls_refused, loopback_receiver):
     # Callers tell "refused by the rule" (permanent) from "network trouble" (retry).
     with pytest.raises(PrivateAddressRefused) as refused:
-        public_session().get(loopback_receiver, timeout=2)
-    assert not isinstance(refused.value, requests.RequestException)
+        get(loopback_receiver)
+    assert not isinstance(refused.value, urllib3.exceptions.HTTPError | OSError)
+
+
+def test_connections_are_kept_alive_and_shared_by_threads(private_urls_allowed, loopback_receiver):
+    # One after another, from three threads: one connection carries all of them.
+    for _ in range(3):
+        worker = threading.Thread(target=get, args=(loopback_receiver,))
+        worker.start()
+        worker.join()
+    clients = {client for client, _ in receivers[loopback_receiver].seen}
+    assert len(receivers[loopback_receiver].seen) == 3 and len(clients) == 1
+
+
+def test_a_urls_user_and_password_go_as_basic_authentication(
+    private_urls_allowed, loopback_receiver
+):
+    get(loopback_receiver.replace("http://", "http://crm%20user:p%40ss@"))
+    get(loopback_receiver)
+    (_, sent), (_, none) = receivers[loopback_receiver].seen
+    assert sent == "Basic " + base64.b64encode(b"crm user:p@ss").decode()
+    assert none is None
+
+
+def test_a_url_that_is_not_http_is_refused_before_connecting(private_urls_allowed):
+    with pytest.raises(urllib3.exceptions.LocationValueError):
+        open_public("GET", "ftp://127.0.0.1/hook", headers={}, timeout=2)

@@ -97,7 +97,8 @@ def test_a_refused_connection_is_retried(api, org_a, receiver):
     [delivery] = deliveries(endpoint=endpoint)
     assert delivery.status == DeliveryStatus.PENDING
     assert delivery.response_status is None
-    assert "ConnectionError" in delivery.last_error
+    assert delivery.last_error.startswith("NewConnectionError: ")
+    assert "Connection refused" in delivery.last_error
 
 
 def test_a_claim_takes_at_most_its_limit_in_order(api, endpoint, receiver):
@@ -315,6 +316,30 @@ def test_the_answer_is_read_up_to_a_cap(api, endpoint, receiver, monkeypatch):
     run_tasks()
     [delivery] = deliveries()
     assert delivery.last_error == "HTTP 500: receiver"
+
+
+def test_a_connection_is_kept_between_deliveries_unless_an_answer_was_left_unread(
+    api, endpoint, receiver, monkeypatch
+):
+    import events.delivery
+
+    def deliver_one(n: int) -> None:
+        api.post("/api/contacts", {**CONTACT, "phone": f"+1415555266{n}"}, format="json")
+        run_tasks()
+
+    deliver_one(0)
+    deliver_one(1)
+    # Its answer read past ANSWER_READ_LIMIT: the rest is not waited for, the connection
+    # closed (another delivery on it would read that rest as its own answer).
+    monkeypatch.setattr(events.delivery, "ANSWER_READ_LIMIT", 4)
+    monkeypatch.setattr(events.delivery, "RESPONSE_CAP", 2)
+    deliver_one(2)
+    monkeypatch.undo()
+    deliver_one(3)
+    first, second, cut, after = (request.client for request in receiver.requests)
+    assert first == second == cut
+    assert after != cut
+    assert all(delivery.status == DeliveryStatus.SUCCEEDED for delivery in deliveries())
 
 
 def test_finished_deliveries_are_pruned_after_thirty_days(api, endpoint, receiver):
