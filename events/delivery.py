@@ -191,9 +191,7 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
                 endpoint.url,
                 body=item.body.encode(),
                 headers=headers,
-                timeout=urllib3.Timeout(
-                    *bound.timeouts(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT)
-                ),
+                timeout=bound.timeout(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
             )
             answer = read_answer(response)
     except PrivateAddressRefused as refused:

@@ -302,7 +302,7 @@ class CloudApiGateway:
                     url,
                     body=body,
                     headers=headers,
-                    timeout=urllib3.Timeout(*bound.timeouts(*timeouts())),
+                    timeout=bound.timeout(*timeouts()),
                 )
         except CALL_ERRORS as error:
             raise call_error(error) from None
@@ -387,7 +387,7 @@ class CloudApiGateway:
                     "GET",
                     url,
                     headers=headers,
-                    timeout=urllib3.Timeout(*bound.timeouts(*timeouts())),
+                    timeout=bound.timeout(*timeouts()),
                     preload_content=False,  # read chunk by chunk below, never all at once
                 )
                 try:

@@ -1,12 +1,12 @@
 """Outgoing HTTP calls that always end: a deadline for the whole attempt.
 
-requests' `timeout` bounds the connect and each read, not the call: a peer that answers
-one byte every few seconds keeps a thread for as long as it likes. Every call the
+An HTTP client's timeouts bound the connect and each read, not the call: a peer that
+answers one byte every few seconds keeps a thread for as long as it likes. Every call the
 service makes to a peer it does not control (event webhooks, the Cloud API, media
 downloads) runs inside `deadline(seconds)`:
 
-- the timeouts given to requests are clipped to the time left (`Deadline.timeouts`);
-- the connections of the sessions built on `WatchedConnection` register their socket
+- the timeouts given to urllib3 are clipped to the time left (`Deadline.timeout`);
+- the connections of the pools built on `WatchedConnection` register their socket
   with the thread's current deadline; one watchdog thread per process shuts those
   sockets down when it passes, which ends a blocked connect, send or read at once;
 - anything the call raised or returned after that is `DeadlineExceeded`, a
@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import requests
+import urllib3
 
 STOPPING = "the worker is stopping"
 KEYS = itertools.count()
@@ -55,11 +56,12 @@ class Deadline:
     def remaining(self) -> float:
         return max(0.0, self.ends_at() - time.monotonic())
 
-    def timeouts(self, connect: float, read: float) -> tuple[float, float]:
-        """requests' (connect, read) timeouts, neither past the deadline (nor zero,
-        which requests would take for "no timeout" in places)."""
+    def timeout(self, connect: float, read: float) -> urllib3.Timeout:
+        """urllib3's connect and read timeouts, neither past the deadline (nor zero,
+        which would mean "no timeout" in places). By name: urllib3's first argument is
+        a total for the whole call, which would cut the read at the connect timeout."""
         left = max(self.remaining(), 0.001)
-        return min(connect, left), min(read, left)
+        return urllib3.Timeout(connect=min(connect, left), read=min(read, left))
 
     def check(self) -> None:
         if self.expired or self.remaining() <= 0:
@@ -183,7 +185,7 @@ def stop_all(seconds: float) -> None:
 
 @contextmanager
 def deadline(seconds: float) -> Iterator[Deadline]:
-    """The calls made inside (on WatchedConnection sessions) end within `seconds`, all
+    """The calls made inside (on WatchedConnection pools) end within `seconds`, all
     together; past it, whatever they raised or returned becomes DeadlineExceeded."""
     outer = getattr(current, "deadline", None)
     bound = Deadline(seconds if outer is None else min(seconds, outer.remaining()))

@@ -80,6 +80,17 @@ def test_a_slow_answer_is_a_retryable_timeout(client, graph, settings):
     assert (error.kind, error.retryable) == (FailureKind.TIMEOUT, True)
 
 
+def test_an_answer_slower_than_the_connect_timeout_is_waited_for(
+    client, graph, settings, monkeypatch
+):
+    # The connect timeout bounds the connect only: the answer has WHATSAPP_TIMEOUT.
+    monkeypatch.setattr(cloud_api, "CONNECT_TIMEOUT", 0.2)
+    settings.WHATSAPP_TIMEOUT = 2
+    graph.reply(200, {"messages": [{"id": "wamid.slow"}]}, delay=0.6)
+
+    assert client.send_message(PAYLOAD)["messages"][0]["id"] == "wamid.slow"
+
+
 def test_an_answer_dripping_a_byte_a_second_is_cut_off_at_the_timeout(client, graph, settings):
     # Each byte comes well within a read timeout; the whole answer does not.
     settings.WHATSAPP_TIMEOUT = 1
