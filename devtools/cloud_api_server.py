@@ -65,6 +65,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     json: Any = field(default=None)
+    client: tuple = ()  # the sender's (address, port): one per connection
 
 
 def graph_error(
@@ -389,6 +390,7 @@ class FakeCloudApi:
                     headers=dict(self.headers.items()),
                     body=body,
                     json=data,
+                    client=self.client_address,
                 )
                 reply = fake.next_reply(recorded)
                 if reply.delay:

@@ -15,6 +15,7 @@ only: never into a URL, a message or a log line.
 """
 
 import functools
+import http.client
 import json
 import logging
 import os
@@ -53,10 +54,15 @@ write_check = threading.local()
 class AsksBeforeWriting:
     """A urllib3 connection that asks the thread's `write_check`, once, after it is
     connected and its request's head is built, before any byte of it is written:
-    NotWritten when it says no (urllib3 then closes the connection, half-begun requests
-    and all). Asked from `endheaders`, so that between the answer and the socket there
-    is only the write: the head's building (headers checked one by one, the body framed)
-    comes before, where a pause of the interpreter costs the turn nothing."""
+    NotWritten when it says no. Asked from `endheaders`, so that between the answer and
+    the socket there is only the write: the head's building (headers checked one by one,
+    the body framed) comes before, where a pause of the interpreter costs the turn
+    nothing.
+
+    A request not written leaves its connection as good as unused: its head is
+    forgotten, and the connection is kept for the pool to take back (`KeepsUnwritten`),
+    where urllib3 would close it (it closes a connection on any failure of `urlopen`)
+    and the next send would open another, a TLS handshake with Graph."""
 
     def endheaders(self, *args: Any, **kwargs: Any) -> None:
         check = getattr(write_check, "may_write", None)
@@ -65,8 +71,41 @@ class AsksBeforeWriting:
             if getattr(self, "sock", None) is None:
                 self.connect()  # type: ignore[attr-defined]  # (HTTPS pools connect before)
             if not check():
+                if self.forget_request():
+                    write_check.unwritten = self
                 raise NotWritten
         super().endheaders(*args, **kwargs)  # type: ignore[misc]
+
+    def forget_request(self) -> bool:
+        """http.client's request begun and not sent (its head buffered) forgotten, so
+        that the connection takes the next one; False where that state is not as
+        http.client has kept it (the connection is then closed, as by urllib3)."""
+        if getattr(self, HTTP_CLIENT_STATE, None) != http.client._CS_REQ_STARTED:  # type: ignore[attr-defined]
+            return False
+        del self._buffer[:]  # type: ignore[attr-defined]
+        setattr(self, HTTP_CLIENT_STATE, http.client._CS_IDLE)  # type: ignore[attr-defined]
+        return True
+
+    def close(self) -> None:
+        if getattr(write_check, "unwritten", None) is self:
+            return  # kept open: the pool takes it back
+        super().close()  # type: ignore[misc]
+
+
+# http.client.HTTPConnection's private state: idle, or a request begun.
+HTTP_CLIENT_STATE = "_HTTPConnection__state"
+
+
+class KeepsUnwritten:
+    """A urllib3 pool that takes back the connection of a request not written
+    (AsksBeforeWriting), for which urllib3, having "closed" it, gives back None."""
+
+    def _put_conn(self, conn: Any) -> None:
+        unwritten = getattr(write_check, "unwritten", None)
+        if unwritten is not None:
+            write_check.unwritten = None
+            conn = conn or unwritten
+        super()._put_conn(conn)  # type: ignore[misc]
 
 
 class WrittenHTTPConnection(AsksBeforeWriting, WatchedConnection, HTTPConnection):
@@ -77,12 +116,12 @@ class WrittenHTTPSConnection(AsksBeforeWriting, WatchedConnection, HTTPSConnecti
     pass
 
 
-class WrittenHTTPConnectionPool(HTTPConnectionPool):
+class WrittenHTTPConnectionPool(KeepsUnwritten, HTTPConnectionPool):
     ConnectionCls = WrittenHTTPConnection
     QueueCls = ConnectionStack  # type: ignore[assignment]
 
 
-class WrittenHTTPSConnectionPool(HTTPSConnectionPool):
+class WrittenHTTPSConnectionPool(KeepsUnwritten, HTTPSConnectionPool):
     ConnectionCls = WrittenHTTPSConnection
     QueueCls = ConnectionStack  # type: ignore[assignment]
 

@@ -347,8 +347,23 @@ def test_a_request_may_write_refuses_is_not_written_and_the_next_one_goes(client
 
     assert graph.requests == []
     assert cloud_api.write_check.may_write is None  # nor does it linger for the next request
-    client.send_message(PAYLOAD)  # (the connection, its request half-begun, was closed)
+    client.send_message(PAYLOAD)
     assert len(graph.requests) == 1
+
+
+def test_a_request_not_written_leaves_its_connection_for_the_next_one(client, graph):
+    # A send whose turn had passed was connected: its connection, unused, goes back to
+    # the pool rather than being closed (a new TCP and TLS handshake for the next send).
+    with pytest.raises(NotWritten):
+        client.send_message(PAYLOAD, may_write=lambda: False)
+    kept = cloud_api.route_for(graph.url).opener.pool.items[-1]
+    assert kept is not None and kept.sock is not None
+    port = kept.sock.getsockname()[1]
+
+    client.send_message(PAYLOAD, may_write=lambda: True)
+
+    [request] = graph.requests
+    assert request.client[1] == port
 
 
 def test_may_write_is_not_asked_for_a_request_that_never_left(client, graph):
