@@ -47,7 +47,7 @@ from standardwebhooks import Webhook
 from events import queries, services
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_message_id
 from events.services import DISABLE_AFTER, NOT_SENT
-from messaging_project.core.deadlines import DeadlineExceeded, deadline
+from messaging_project.core.deadlines import NETWORK_ERRORS, DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
 from messaging_project.core.public_urls import PrivateAddressRefused, open_public
 
@@ -62,9 +62,6 @@ USER_AGENT = "messaging-service-webhooks/1"
 # POSTs one worker process has under way at once (threads that only wait on the
 # network): 200 deliveries a second to a receiver answering in 50 ms keep ~10 busy.
 POST_SLOTS = 32
-# What an attempt that got no (whole) answer raises: urllib3's errors and the socket's
-# (refused, reset, TLS), and a URL urllib3 cannot parse.
-NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
 # Deliveries one claim takes at most when run inline (tests, commands).
 INLINE_BATCH = 100
 # After an answer the worker waits this long, so that the answers of that moment are

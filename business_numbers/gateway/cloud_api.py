@@ -40,7 +40,7 @@ from business_numbers.gateway.base import (
     MediaTooLarge,
     NotWritten,
 )
-from messaging_project.core.deadlines import WatchedConnection, deadline
+from messaging_project.core.deadlines import NETWORK_ERRORS, WatchedConnection, deadline
 from messaging_project.core.http_pools import ConnectionStack
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,10 @@ logger = logging.getLogger(__name__)
 # socket (send_message's `may_write`): a campaign's message leaves only while its turn
 # holds (campaigns/pacing.py), so as little as possible may come between the two.
 write_check = threading.local()
+
+
+# http.client.HTTPConnection's private state: idle, or a request begun.
+HTTP_CLIENT_STATE = "_HTTPConnection__state"
 
 
 class AsksBeforeWriting:
@@ -90,10 +94,6 @@ class AsksBeforeWriting:
         if getattr(write_check, "unwritten", None) is self:
             return  # kept open: the pool takes it back
         super().close()  # type: ignore[misc]
-
-
-# http.client.HTTPConnection's private state: idle, or a request begun.
-HTTP_CLIENT_STATE = "_HTTPConnection__state"
 
 
 class KeepsUnwritten:
@@ -556,10 +556,8 @@ def checked_chunks(response: urllib3.BaseHTTPResponse, *, max_bytes: int, chunk_
         yield chunk
 
 
-# What a call that got no (whole) answer raises: urllib3's errors, the socket's own (a
-# DeadlineExceeded is a requests.Timeout, an OSError too), and the ValueError of a head
-# the HTTP client would not write.
-NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
+# What a call that got no (whole) answer raises, and the ValueError of a head the HTTP
+# client would not write.
 CALL_ERRORS = (*NETWORK_ERRORS, ValueError)
 
 

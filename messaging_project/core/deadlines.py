@@ -34,6 +34,9 @@ import requests
 import urllib3
 
 STOPPING = "the worker is stopping"
+# What a call through urllib3 that got no (whole) answer raises: urllib3's errors and the
+# socket's (refused, reset, TLS; a DeadlineExceeded, a requests.Timeout, is an OSError).
+NETWORK_ERRORS = (urllib3.exceptions.HTTPError, OSError)
 KEYS = itertools.count()
 
 

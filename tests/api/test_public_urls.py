@@ -3,6 +3,7 @@ when the URL is given and again on the connected socket."""
 
 import base64
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -26,9 +27,6 @@ def private_urls_allowed(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
-receivers: dict = {}
-
-
 def get(url: str) -> urllib3.BaseHTTPResponse:
     response = open_public("GET", url, headers={}, timeout=2)
     response.read()
@@ -36,27 +34,37 @@ def get(url: str) -> urllib3.BaseHTTPResponse:
     return response
 
 
+class SeeingServer(ThreadingHTTPServer):
+    seen: list[tuple] = []
+
+
 @pytest.fixture
-def loopback_receiver():
+def loopback_server():
+    """A server on loopback that keeps its connections alive; `seen` holds each
+    request's (client address, Authorization header)."""
+
     class Answer(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # connections kept alive
+        protocol_version = "HTTP/1.1"
 
         def do_GET(self):
-            seen.append((self.client_address, self.headers.get("Authorization")))
+            server.seen.append((self.client_address, self.headers.get("Authorization")))
             self.send_response(204)
             self.end_headers()
 
         def log_message(self, *args):
             pass
 
-    seen: list[tuple] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    server.seen = seen  # type: ignore[attr-defined]  # (client address, Authorization) a request
+    server = SeeingServer(("127.0.0.1", 0), Answer)
+    server.seen = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    receivers[f"http://127.0.0.1:{server.server_address[1]}/hook"] = server
-    yield f"http://127.0.0.1:{server.server_address[1]}/hook"
+    yield server
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def loopback_receiver(loopback_server):
+    return f"http://127.0.0.1:{loopback_server.server_address[1]}/hook"
 
 
 @pytest.mark.parametrize(
@@ -206,22 +214,24 @@ def test_a_refused_connection_is_not_a_requests_error(private_urls_refused, loop
     assert not isinstance(refused.value, urllib3.exceptions.HTTPError | OSError)
 
 
-def test_connections_are_kept_alive_and_shared_by_threads(private_urls_allowed, loopback_receiver):
+def test_connections_are_kept_alive_and_shared_by_threads(
+    private_urls_allowed, loopback_server, loopback_receiver
+):
     # One after another, from three threads: one connection carries all of them.
     for _ in range(3):
         worker = threading.Thread(target=get, args=(loopback_receiver,))
         worker.start()
         worker.join()
-    clients = {client for client, _ in receivers[loopback_receiver].seen}
-    assert len(receivers[loopback_receiver].seen) == 3 and len(clients) == 1
+    clients = {client for client, _ in loopback_server.seen}
+    assert len(loopback_server.seen) == 3 and len(clients) == 1
 
 
 def test_a_urls_user_and_password_go_as_basic_authentication(
-    private_urls_allowed, loopback_receiver
+    private_urls_allowed, loopback_server, loopback_receiver
 ):
     get(loopback_receiver.replace("http://", "http://crm%20user:p%40ss@"))
     get(loopback_receiver)
-    (_, sent), (_, none) = receivers[loopback_receiver].seen
+    (_, sent), (_, none) = loopback_server.seen
     assert sent == "Basic " + base64.b64encode(b"crm user:p@ss").decode()
     assert none is None
 
@@ -229,3 +239,15 @@ def test_a_urls_user_and_password_go_as_basic_authentication(
 def test_a_url_that_is_not_http_is_refused_before_connecting(private_urls_allowed):
     with pytest.raises(urllib3.exceptions.LocationValueError):
         open_public("GET", "ftp://127.0.0.1/hook", headers={}, timeout=2)
+
+
+def test_threads_at_once_share_the_origins_connections(
+    private_urls_allowed, loopback_server, loopback_receiver
+):
+    # 200 requests from 16 threads at once: each answered, on at most one connection a
+    # thread (one per request without the shared pool).
+    with ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(lambda _: get(loopback_receiver).status, range(200)))
+    assert statuses == [204] * 200
+    assert len(loopback_server.seen) == 200
+    assert len({client for client, _ in loopback_server.seen}) <= 16
