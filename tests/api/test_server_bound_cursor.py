@@ -4,6 +4,7 @@ errors, its log of queries, its count in the metrics. CI runs these through PgBo
 transaction mode too (`pooled`: they commit)."""
 
 import pytest
+from django.conf import settings
 from django.db import IntegrityError, ProgrammingError, connection
 from django.test.utils import CaptureQueriesContext
 from prometheus_client import REGISTRY
@@ -39,10 +40,16 @@ def test_postgresql_binds_the_parameters():
         cursor.execute("SELECT %s; SELECT %s", [1, 2])
 
 
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall()]
+
+
 def test_a_json_value_arrives_whole_every_time(org_a):
     changes = QueuedStatuses._meta.get_field("changes").get_db_prep_save([AWKWARD], connection)
-    # More times than psycopg's default threshold for preparing a statement: never
-    # prepared, so PgBouncer's transaction mode may put each on another server connection.
+    # More times than the five before a statement is prepared: sent unprepared, then
+    # prepared (straight to PostgreSQL), then by its name.
     for _ in range(8):
         with server_bound_cursor() as cursor:
             cursor.execute(INSERT, [org_a.pk, changes])
@@ -63,3 +70,21 @@ def test_it_is_djangos_cursor_for_errors_the_query_log_and_the_metrics(org_a, or
         )
     assert len(queries.captured_queries) == 1
     assert executes() == before + 1
+
+
+@on_postgresql
+def test_prepared_straight_to_postgresql_never_behind_a_pooler(org_a):
+    changes = QueuedStatuses._meta.get_field("changes").get_db_prep_save([AWKWARD], connection)
+    for run in range(1, 8):
+        with server_bound_cursor() as cursor:
+            cursor.execute(INSERT, [org_a.pk, changes])
+        prepared = [s for s in prepared_statements() if "inbound_queuedstatuses" in s]
+        # Behind a pooler in transaction mode each statement may reach another server
+        # connection: none may count on one prepared before.
+        expected = 1 if settings.DATABASE_POOLING == "none" and run > 5 else 0
+        assert len(prepared) == expected, (run, prepared)
+    # Django's own cursors bind on the client and never prepare.
+    for _ in range(6):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT %s::int + 1", [1])
+    assert not [s for s in prepared_statements() if "::int + 1" in s]

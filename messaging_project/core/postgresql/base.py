@@ -47,11 +47,13 @@ class DatabaseWrapper(CountedWrapper):
 
         Django's cursors bind on the client: each parameter quoted and escaped in Python
         into the SQL text, which for the status webhook's JSON was 6% of the web
-        process's CPU a webhook. Here they go beside the statement, unnamed and
-        never prepared (`prepare_threshold` is None unless set, and always under
-        DATABASE_POOLING=transaction), which PgBouncer's transaction mode passes. One
-        statement an execute; for writes that return no timestamps (Django's cursors
-        load those in its time zone, this one in the connection's).
+        process's CPU a webhook. Here they go beside the statement. Straight to
+        PostgreSQL a statement is prepared on its fifth run on a connection; behind a
+        pooler (DATABASE_POOLING) never, which PgBouncer's transaction mode needs
+        (messaging_project/settings.py). One statement an execute; for writes that
+        return no rows (Django's cursors load timestamps in its time zone, this one in
+        the connection's, and a prepared statement's rows would change shape under it
+        when a migration changes their columns).
         """
         self.close_if_health_check_failed()
         self.ensure_connection()
