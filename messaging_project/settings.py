@@ -230,7 +230,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # docs/operations.md), consecutive transactions of one connection may run on different
 # server connections, so nothing may outlive a transaction: no server-side cursors (a
 # queryset's iterator() would keep one open across transactions), no prepared
-# statements (prepare_threshold None), and no LISTEN, the one session
+# statements (Django's default already; written down), and no LISTEN, the one session
 # feature the service uses: the worker listens on DATABASE_DIRECT_URL instead, or polls.
 DATABASE_POOLING = (env_str("DATABASE_POOLING") or "none").lower()
 if DATABASE_POOLING not in {"none", "session", "transaction"}:
@@ -250,14 +250,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             raise ImproperlyConfigured(
                 "DATABASE_POOLING=transaction: server_side_binding would prepare statements."
             )
-    elif DATABASE_POOLING == "none":
-        # Straight to PostgreSQL, a statement PostgreSQL binds (server_bound_cursor: the
-        # queued status webhook's insert) is prepared on its fifth run on a connection:
-        # planning it was two thirds of its cost to PostgreSQL. Django's own cursors
-        # bind on the client and are never prepared. Behind a pooler nothing is: a
-        # transaction pooler hands out other server connections, and a session pooler's
-        # reset (or a missing one) is not ours to rely on.
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
     if DATABASE_DIRECT and DATABASE_DIRECT["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_DIRECT_URL must be a postgres:// URL.")
 

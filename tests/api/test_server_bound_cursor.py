@@ -83,7 +83,9 @@ def test_prepared_straight_to_postgresql_never_behind_a_pooler(org_a):
         # connection: none may count on one prepared before.
         expected = 1 if settings.DATABASE_POOLING == "none" and run > 5 else 0
         assert len(prepared) == expected, (run, prepared)
-    # Django's own cursors bind on the client and never prepare.
+    # Django's own cursors bind on the client and never prepare, nor does psycopg count
+    # their queries (and keep their text): the connection's threshold stays Django's.
+    assert connection.connection.prepare_threshold is None
     for _ in range(6):
         with connection.cursor() as cursor:
             cursor.execute("SELECT %s::int + 1", [1])

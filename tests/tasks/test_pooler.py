@@ -92,12 +92,8 @@ def test_transaction_pooling_turns_off_what_outlives_a_transaction(reloaded_sett
     assert database["DISABLE_SERVER_SIDE_CURSORS"] is True
     assert database["OPTIONS"]["prepare_threshold"] is None
     assert (module.DATABASE_DIRECT["HOST"], module.DATABASE_DIRECT["PORT"]) == ("10.0.0.5", 5432)
-    module = reloaded_settings(DATABASE_POOLING="session")
-    assert "prepare_threshold" not in module.DATABASES["default"].get("OPTIONS", {})
     module = reloaded_settings(DATABASE_POOLING="none")
     assert module.DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] is False
-    # Straight to PostgreSQL: what PostgreSQL binds is prepared on its fifth run.
-    assert module.DATABASES["default"]["OPTIONS"]["prepare_threshold"] == 5
 
 
 @pytest.mark.parametrize(
@@ -161,8 +157,7 @@ def test_the_listener_connects_to_the_direct_url_with_the_services_parameters():
         5433,
     )
     assert "password" not in params  # the direct URL's, not the pooler's
-    assert params["sslmode"] == "require"
-    assert params["prepare_threshold"] == connection.get_connection_params()["prepare_threshold"]
+    assert params["sslmode"] == "require" and params["prepare_threshold"] is None
     assert params["connect_timeout"] == Listener.CONNECT_TIMEOUT
 
 
