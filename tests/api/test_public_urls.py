@@ -35,7 +35,7 @@ def get(url: str) -> urllib3.BaseHTTPResponse:
 
 
 class SeeingServer(ThreadingHTTPServer):
-    seen: list[tuple] = []
+    seen: list[tuple]  # each server's own, set by loopback_server
 
 
 @pytest.fixture

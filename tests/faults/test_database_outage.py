@@ -227,3 +227,39 @@ def test_a_request_checks_its_idle_connection_without_a_round_trip(monkeypatch):
     assert Contact.objects.count() == 0  # the next request's queries on a new connection
     assert asked == ["default"]
     assert connection.connection.info.backend_pid != well
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_queued_status_webhooks_outlive_a_dead_connection_with_their_prepared_insert(
+    org_a, settings
+):
+    # Straight to PostgreSQL the queued insert is prepared on its sixth delivery; a lost
+    # backend takes the prepared statement with it, and the new connection starts over
+    # (no "prepared statement does not exist" for the deliveries after).
+    from business_numbers.services import configure_channel
+    from inbound.models import QueuedStatuses
+    from tests.channel import PHONE_NUMBER_ID
+    from tests.inbound.test_status_middleware import one_status
+
+    settings.WHATSAPP_STATUSES_QUEUED = True
+    configure_channel(
+        organization=org_a,
+        phone_number_id=PHONE_NUMBER_ID,
+        access_token="token",
+        app_secret=APP_SECRET,
+    )
+    payload = one_status()
+    assert [deliver(org_a, payload).status_code for _ in range(7)] == [200] * 7
+    terminate_djangos_backend()
+
+    failed = deliver(org_a, payload)
+
+    assert failed.status_code == 503
+    assert [deliver(org_a, payload).status_code for _ in range(7)] == [200] * 7
+    assert QueuedStatuses.objects.filter(organization=org_a).count() == 14
+    if settings.DATABASE_POOLING == "none":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            prepared = [row[0] for row in cursor.fetchall()]
+        assert any("inbound_queuedstatuses" in statement for statement in prepared)
