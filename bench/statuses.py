@@ -11,6 +11,9 @@ posts them, and what a campaign message costs with its two statuses.
   within 2 s: the latency of an event is its arrival at the receiver minus the moment
   the webhook stored the status (the status event's `received_at`, just before the
   commit that precedes the 200).
+- **An event's cost**: the CPU the service's processes spent over the open loop and
+  its events' delivery, per status, less a status webhook's in the cost step (where no
+  endpoint listens): what an endpoint subscribed to the statuses adds a status.
 - **Cost**: a campaign through the Cloud API stand-in, then each message's `sent` and
   `delivered` posted by wrk (8 connections, one status a webhook, the campaign's
   callback data on each, as WhatsApp returns it). The CPU the service's processes
@@ -150,6 +153,8 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
     first, count, rate = config["closed_chats"] + 1, config["open_chats"], config["rate"]
     signed = signed_statuses(first, count, "sent") + signed_statuses(first, count, "delivered")
     receiver.requests.clear()
+    mine = {"service": descendants(stack.server.pid), "database": stack.database}
+    before = cpu.snapshot(**mine)
     _, row = post(stack, organization, signed, len(signed) / rate, rate)
     ids = [wam_id(n) for n in range(first, first + count)]
     # Statuses queued for the workers included (their events' delay is measured below).
@@ -158,6 +163,7 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
     # Every status moves its chat: one event each.
     receiver.wait_for(stored, timeout=60)
     stack.wait_drained("after the open loop's events")
+    by_status = cpu.spent(before, cpu.snapshot(**mine))
     arrivals = events_received(receiver)
     latencies, missing = [], 0
     rows = fetch(stack, STORED_AT_SQL, [ids])
@@ -178,6 +184,10 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
         "event_p50_ms": round(percentile(latencies, 50) * 1000, 1),
         "event_p99_ms": round(percentile(latencies, 99) * 1000, 1),
         "event_max_ms": round(max(latencies, default=0) * 1000, 1),
+        # The statuses taken and their events delivered (the receiver is the driver's).
+        "cpu_ms_per_status_with_its_event": {
+            kind: round(ms / max(1, stored), 2) for kind, ms in by_status.items()
+        },
     }
 
 
@@ -304,6 +314,15 @@ def run(template: str, quick: bool) -> dict:
         + opened["non_2xx"]
     )
     spent = cost["cpu_ms_per_message_total"]
+    # What an endpoint subscribed to the statuses adds a status: its event, fanned out
+    # and delivered (the open loop's statuses with their events, less the cost step's
+    # status webhooks, which no endpoint wants; both queued, at 1,000 a second).
+    with_event = opened["cpu_ms_per_status_with_its_event"]
+    alone = cost["cpu_ms_per_status_webhook"]
+    rows["cpu_ms_per_event_delivered"] = {
+        kind: round(with_event.get(kind, 0.0) - alone.get(kind, 0.0), 2) for kind in SERVICE
+    }
+    log(f"statuses, an event's delivery: {json.dumps(rows['cpu_ms_per_event_delivered'])}")
     return {
         "targets": {
             f"status webhooks at {rate}/s, 8 connections: sent per second, none late": target(
