@@ -10,7 +10,8 @@ posts them, and what a campaign message costs with its two statuses.
   (its event stored, the chat in the highest status it got) and reach the receiver
   within 2 s: the latency of an event is its arrival at the receiver minus the moment
   the webhook stored the status (the status event's `received_at`, just before the
-  commit that precedes the 200).
+  commit that precedes the 200). The events' pace while the statuses came and after
+  says whether the deliveries were short of CPU (the web and they share two cores).
 - **An event's cost**: the CPU the service's processes spent over the open loop and
   its events' delivery, per status, less a status webhook's in the cost step (where no
   endpoint listens): what an endpoint subscribed to the statuses adds a status.
@@ -155,7 +156,9 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
     receiver.requests.clear()
     mine = {"service": descendants(stack.server.pid), "database": stack.database}
     before = cpu.snapshot(**mine)
+    started = time.time()
     _, row = post(stack, organization, signed, len(signed) / rate, rate)
+    ended = time.time()
     ids = [wam_id(n) for n in range(first, first + count)]
     # Statuses queued for the workers included (their events' delay is measured below).
     stack.wait_drained("after the open loop")
@@ -174,6 +177,10 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
         else:
             missing += 1
     twice = sum(len(times) - 1 for times in arrivals.values())
+    # The events' pace while the statuses came and after: where the cores went.
+    firsts = [min(times) for times in arrivals.values()]
+    during = sum(started <= at <= ended for at in firsts)
+    after = [at for at in firsts if at > ended]
     return {
         **row,
         "statuses_stored": stored,
@@ -184,6 +191,8 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
         "event_p50_ms": round(percentile(latencies, 50) * 1000, 1),
         "event_p99_ms": round(percentile(latencies, 99) * 1000, 1),
         "event_max_ms": round(max(latencies, default=0) * 1000, 1),
+        "events_per_s_while_statuses_came": round(during / max(ended - started, 0.001), 1),
+        "events_per_s_after": round(len(after) / max(max(after, default=ended) - ended, 0.001), 1),
         # The statuses taken and their events delivered (the receiver is the driver's).
         "cpu_ms_per_status_with_its_event": {
             kind: round(ms / max(1, stored), 2) for kind, ms in by_status.items()
