@@ -66,7 +66,7 @@ SETTINGS = {
     # One endpoint gets up to a thousand events a second: the default caps (4 under way
     # to an endpoint, 16 to an organization) are for tenants that share the workers. All
     # of the worker's 32 POST slots: with 16 the web took more of the two cores and the
-    # events' lag grew further through the run (slowest 16.6 s against 6.5-8.5 s with 32).
+    # events' lag grew further through the run (slowest 16.6 s against 4.9-8.5 s with 32).
     "WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT": "32",
     "WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION": "32",
 }
