@@ -29,7 +29,7 @@ from bench import cpu
 from bench.api import measure
 from bench.load import summarize, wrk_once
 from bench.report import target
-from bench.stack import Stack, descendants, log
+from bench.stack import Stack, log
 
 FULL = {
     "conversations": 100_000,
@@ -205,10 +205,9 @@ def live_cost(stack: Stack, seeded: dict, config: dict) -> dict:
 
 def service_cpu_ms(stack: Stack, spend) -> float:
     """Milliseconds of CPU the service's processes used while `spend()` ran."""
-    mine = dict(service=descendants(stack.server.pid), database=stack.database)
-    before = cpu.snapshot(**mine)
+    before = stack.cpu_snapshot()
     spend()
-    used = cpu.spent(before, cpu.snapshot(**mine))
+    used = cpu.spent(before, stack.cpu_snapshot())
     return sum(used.get(kind, 0.0) for kind in SERVICE)
 
 

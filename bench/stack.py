@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import redis
 
+from bench import cpu
 from bench.autoanalyze import Autoanalyze
 from bench.payloads import APP_SECRET
 from devtools.loopback import free_port, reachable, wait_until_listening
@@ -348,6 +349,10 @@ class Stack:
     def sql(self, statement: str, params: list | None = None) -> tuple:
         with psycopg.connect(self.url, autocommit=True) as conn:
             return conn.execute(statement, params).fetchone()
+
+    def cpu_snapshot(self) -> dict[int, tuple[str, float]]:
+        """bench/cpu.py's snapshot, this stack's processes and database the service's."""
+        return cpu.snapshot(service=descendants(self.server.pid), database=self.database)
 
     def worker_pids(self) -> list[int]:
         """The task worker among the server's descendants (honcho's `worker:` process)."""

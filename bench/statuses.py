@@ -34,7 +34,7 @@ from bench.campaigns import create_campaign, numbers, wait_done
 from bench.load import percentile, summarize, wrk_once
 from bench.payloads import ACCESS_TOKEN, signature, status_update
 from bench.report import target
-from bench.stack import Stack, descendants, log
+from bench.stack import Stack, log
 from bench.statuses_seed import PHONE_BASE
 from devtools.webhook_receiver import WebhookReceiver
 
@@ -154,8 +154,7 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
     first, count, rate = config["closed_chats"] + 1, config["open_chats"], config["rate"]
     signed = signed_statuses(first, count, "sent") + signed_statuses(first, count, "delivered")
     receiver.requests.clear()
-    mine = {"service": descendants(stack.server.pid), "database": stack.database}
-    before = cpu.snapshot(**mine)
+    before = stack.cpu_snapshot()
     started = time.time()
     _, row = post(stack, organization, signed, len(signed) / rate, rate)
     ended = time.time()
@@ -166,7 +165,7 @@ def open_loop(stack: Stack, organization: str, receiver: WebhookReceiver, config
     # Every status moves its chat: one event each.
     receiver.wait_for(stored, timeout=60)
     stack.wait_drained("after the open loop's events")
-    by_status = cpu.spent(before, cpu.snapshot(**mine))
+    by_status = cpu.spent(before, stack.cpu_snapshot())
     arrivals = events_received(receiver)
     latencies, missing = [], 0
     rows = fetch(stack, STORED_AT_SQL, [ids])
@@ -244,15 +243,13 @@ def campaign_cost(template: str, config: dict) -> dict:
     with Stack(template, seed=COST_SEED, use_redis=False, threads=8, **QUEUED) as stack:
         seeded = json.loads(stack.seeded)
         stack.wait_drained("before the campaign")
-        service = descendants(stack.server.pid)
-        mine = {"service": service, "database": stack.database}
-        before = cpu.snapshot(**mine)
+        before = stack.cpu_snapshot()
         started = time.monotonic()
         campaign = create_campaign(stack.base, seeded["token"], numbers("154", recipients), rate)
         shown = wait_done(stack.base, seeded["token"], campaign, recipients / rate * 3 + 60)
         stack.wait_drained("after the campaign")
         campaign_s = time.monotonic() - started
-        after_campaign = cpu.snapshot(**mine)
+        after_campaign = stack.cpu_snapshot()
         sent = fetch(stack, SENT_MESSAGES_SQL)
         webhooks = []
         for status in ("sent", "delivered"):
@@ -271,7 +268,7 @@ def campaign_cost(template: str, config: dict) -> dict:
         _, posted = post(stack, seeded["uuid"], webhooks, len(webhooks) / pace, pace)
         stack.wait_drained("after the status webhooks")
         statuses_s = time.monotonic() - posted_started
-        after = cpu.snapshot(**mine)
+        after = stack.cpu_snapshot()
         stored = stack.sql("SELECT count(*) FROM sending_chatstatusevent")[0]
     messages, webhooks_answered = max(1, len(sent)), max(1, posted["requests"])
     by_campaign = cpu.spent(before, after_campaign)
