@@ -4,7 +4,7 @@ import json
 from collections import Counter
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
@@ -18,7 +18,7 @@ from events.delivery import (
     fan_out_all,
     record,
 )
-from events.models import Delivery, DeliveryStatus
+from events.models import Delivery, DeliveryStatus, new_message_id
 from tests.background import make_due, run_tasks
 from tests.events.conftest import deliveries, run_all, verified
 
@@ -385,15 +385,17 @@ def test_the_due_deliveries_are_claimed_posted_and_recorded_in_few_statements(
         services.create_endpoint(organization=org_a, url=f"{receiver.url}?{n}")
     for n in range(5):
         services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": n})
-    # The fan-out: the five emissions taken (DELETE ... RETURNING), their endpoints
-    # (SELECT), their ten deliveries (one INSERT), in a savepoint (the test's transaction).
-    with django_assert_num_queries(5):
+    # The fan-out: on PostgreSQL one statement; elsewhere the five emissions taken
+    # (DELETE ... RETURNING), their endpoints (SELECT), their ten deliveries (one
+    # INSERT), in a savepoint (the test's transaction).
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 5):
         assert fan_out() == 5
-    # The look for more emissions (none: its savepoint and DELETE), the claim of all ten
-    # (UPDATE ... RETURNING), their endpoints (SELECT), and the successes (one UPDATE):
-    # four statements for ten POSTs. On PostgreSQL the claim first asks whether any is
-    # due, then holds the claims' lock in a transaction (here a savepoint and its release).
-    with django_assert_num_queries(6 if connection.vendor == "sqlite" else 10):
+    # The look for more emissions (none: its savepoint and DELETE; on PostgreSQL the
+    # fan-out's statement), the claim of all ten (UPDATE ... RETURNING), their endpoints
+    # (SELECT), and the successes (one UPDATE): four statements for ten POSTs. On
+    # PostgreSQL the claim first asks whether any is due, then holds the claims' lock in
+    # a transaction (here a savepoint and its release).
+    with django_assert_num_queries(6 if connection.vendor == "sqlite" else 8):
         assert DeliveryQueue().run_due() == 10
     assert len(receiver.requests) == 10
     assert {d.status for d in deliveries()} == {DeliveryStatus.SUCCEEDED}
@@ -412,10 +414,17 @@ def test_a_fan_out_that_fails_midway_leaves_its_emissions_for_the_next(org_a, mo
     def dying() -> str:
         raise RuntimeError("the worker dies after taking the emissions")
 
-    with monkeypatch.context() as patched:
-        patched.setattr(delivery_module, "new_message_id", dying)
-        with pytest.raises(RuntimeError):
+    if connection.vendor == "postgresql":
+        # One statement: the deliveries' insert, after the emissions' delete, fails.
+        refused = "ALTER TABLE events_delivery ADD CONSTRAINT refused CHECK (false) NOT VALID"
+        with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(refused)
             fan_out()
+    else:
+        with monkeypatch.context() as patched:
+            patched.setattr(delivery_module, "new_message_id", dying)
+            with pytest.raises(RuntimeError):
+                fan_out()
     assert Emission.objects.count() == 3 and not Delivery.objects.exists()
     assert fan_out() == 3
     assert [json.loads(d.body)["data"]["n"] for d in deliveries()] == [0, 1, 2]
@@ -465,12 +474,30 @@ def test_an_emission_naming_no_endpoint_is_dropped_without_stopping_the_rest(org
 
     endpoint = services.create_endpoint(organization=org_a, url="https://example.com/h")
     Emission.objects.create(
-        endpoints=",x,", event="group.created", body="{}", created_at=timezone.now()
+        endpoints=",x,-1,\u00b2,99999999999999999999,",
+        event="group.created",
+        body="{}",
+        created_at=timezone.now(),
     )
     services.emit_event(organization_id=org_a.pk, event="group.created", data={"n": 1})
     assert fan_out() == 2
     [delivery] = deliveries()
     assert delivery.endpoint_id == endpoint.pk and not Emission.objects.exists()
+
+
+def test_fanned_out_deliveries_have_ids_of_one_shape_each_its_own(org_a):
+    """Made by PostgreSQL in the fan-out's statement, or by new_message_id elsewhere: the
+    same `webhook-id` shape, and one per delivery."""
+    import re
+
+    for n in range(2):
+        services.create_endpoint(organization=org_a, url=f"https://example.com/{n}")
+    emit_numbered(org_a, 3)
+    assert fan_out() == 3
+    ids = [d.msg_id for d in deliveries()]
+    assert len(ids) == len(set(ids)) == 6
+    assert all(re.fullmatch(r"msg_[0-9a-f]{32}", msg_id) for msg_id in ids)
+    assert re.fullmatch(r"msg_[0-9a-f]{32}", new_message_id())
 
 
 def emit_numbered(organization, count: int) -> None:

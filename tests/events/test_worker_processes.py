@@ -64,11 +64,12 @@ def three_events_and_their_table_locked(receiver, tmp_path):
 
 
 def fan_out_waiting() -> int | None:
-    """The backend whose insert of deliveries waits on that lock, if one does."""
+    """The backend whose fan-out (the statement that inserts the deliveries) waits on
+    that lock, if one does."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-            "AND query LIKE 'INSERT INTO \"events_delivery\"%%'"
+            "AND query LIKE '%%INSERT INTO \"events_delivery\"%%'"
         )
         row = cursor.fetchone()
     return row[0] if row else None
