@@ -75,6 +75,16 @@ def fan_out_waiting() -> int | None:
     return row[0] if row else None
 
 
+def fan_out_running() -> bool:
+    """Whether a backend still runs a fan-out, waiting or not."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() "
+            "AND query LIKE '%%INSERT INTO \"events_delivery\"%%'"
+        )
+        return cursor.fetchone() is not None
+
+
 def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_lease(
     receiver, tmp_path
 ):
@@ -152,10 +162,12 @@ def test_two_workers_drain_five_hundred_deliveries_each_posted_once(receiver, tm
     }
 
 
-def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(receiver, tmp_path):
-    """The first worker takes the emissions and is killed (SIGKILL) while its insert of
-    their deliveries waits on a lock: PostgreSQL rolls its transaction back, and the
-    next worker makes and posts each delivery once."""
+def test_a_worker_killed_inside_its_fan_out_loses_and_doubles_nothing(receiver, tmp_path):
+    """The first worker is killed (SIGKILL) while its fan-out waits on a lock. The
+    fan-out is one statement, whose backend learns of the death only when it answers:
+    it runs the statement to its end (seen directly and through PgBouncer); a connection
+    cut first rolls it back whole (the next test). Never half; the next worker posts
+    each delivery once."""
     from events.models import Emission
 
     env, log, blocker = three_events_and_their_table_locked(receiver, tmp_path)
@@ -167,8 +179,8 @@ def test_a_worker_killed_inside_its_fan_out_leaves_the_emissions_to_another(rece
         first.wait(10)
         blocker.rollback()
         blocker.close()
-    wait_until(lambda: Emission.objects.count() == 3, what="the emissions given back")
-    assert not Delivery.objects.exists()
+    wait_until(lambda: not fan_out_running(), what="the killed worker's fan-out ended")
+    assert (Emission.objects.count(), Delivery.objects.count()) in {(3, 0), (0, 3)}
 
     second = start_worker(env, log, "--worker-id", "second")
     try:
