@@ -73,6 +73,7 @@ GATHER = 0.02
 POLL = 0.1
 # Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
 FAN_OUT_BATCH = 200
+# An endpoint as an emission names it: its id, a bigint (as FAN_OUT_SQL reads it too).
 ENDPOINT_ID = re.compile(r"[0-9]{1,18}")
 
 

@@ -32,12 +32,13 @@ RETURNING id, endpoints, event, body, created_at
 """
 # On PostgreSQL the whole fan-out in one statement: the oldest emissions taken as above,
 # a pending delivery written for each endpoint each one names that still has its row (in
-# the emissions' order, then the order they name them), and how many were taken. The
-# bodies stay in the database: read into the worker and sent back, with a Python-made
-# id per delivery, they cost the fan-out most of its CPU, a sixth of a delivered event's
-# (tests/events/test_delivery.py pins the statement). A name that is not an id is passed
-# over, so that no row can stop the fan-out of every row behind it. The ORM cannot say
-# it: data-modifying CTEs, and the msg_id (new_message_id's shape) made by PostgreSQL.
+# the emissions' order, then the order they name them), and how many were taken. A name
+# that is not an id is passed over, so that no row can stop the fan-out of every row
+# behind it. Earns about a tenth of the worker's CPU a delivered event over taking the
+# emissions and inserting their deliveries (the bodies read into the worker and sent
+# back, a msg_id made in Python for each), measured with 10,000 events to one endpoint.
+# The ORM cannot say it: data-modifying CTEs, and the msg_id (new_message_id's shape)
+# made by PostgreSQL.
 FAN_OUT_SQL = """
 WITH picked AS MATERIALIZED (
     SELECT id FROM {emissions} ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
