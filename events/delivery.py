@@ -73,8 +73,7 @@ GATHER = 0.02
 POLL = 0.1
 # Emissions one fan-out takes at most (up to ten deliveries each, one INSERT).
 FAN_OUT_BATCH = 200
-# An endpoint as an emission names it: its id, a bigint (as FAN_OUT_SQL reads it too).
-ENDPOINT_ID = re.compile(r"[0-9]{1,18}")
+ENDPOINT_ID = re.compile(queries.ENDPOINT_ID)
 
 
 @dataclass(frozen=True)
@@ -130,9 +129,8 @@ def fan_out(limit: int = FAN_OUT_BATCH) -> int:
 
 
 def endpoint_ids(endpoints: str) -> list[int]:
-    """An emission's endpoints; anything but ids (1 to 18 digits, as FAN_OUT_SQL takes
-    them: a bigint) is passed over, so that no row can stop the fan-out of every row
-    behind it."""
+    """An emission's endpoints: the names that are an ENDPOINT_ID (events/queries.py),
+    as FAN_OUT_SQL reads them."""
     return [int(pk) for pk in endpoints.split(",") if ENDPOINT_ID.fullmatch(pk)]
 
 

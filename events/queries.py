@@ -19,22 +19,23 @@ LISTENING_SQL = (
     "SELECT id, events, format FROM {table} "
     "WHERE organization_id = %s AND is_active AND deleted_at IS NULL ORDER BY id"
 )
-# The oldest emissions, taken by one statement that removes them (SQLite; PostgreSQL
-# does the whole fan-out in FAN_OUT_SQL below): their deliveries are
-# written in the same transaction, so a worker dying midway leaves them to the next.
-# The ORM cannot say it: a DELETE ... RETURNING of rows picked with SKIP LOCKED.
+# An endpoint as an emission names it: its id, a bigint, so 1 to 18 digits (anything
+# else is passed over, so that no row can stop the fan-out of every row behind it).
+ENDPOINT_ID = "[0-9]{1,18}"
+# On SQLite, the oldest emissions, taken by one statement that removes them (PostgreSQL
+# does the whole fan-out in FAN_OUT_SQL below, its rows picked with SKIP LOCKED): their
+# deliveries are written in the same transaction, so a worker dying midway leaves them
+# to the next. The ORM cannot say it: a DELETE ... RETURNING.
 TAKE_EMISSIONS_SQL = """
-WITH picked AS MATERIALIZED (
-    SELECT id FROM {table} ORDER BY id LIMIT %s {lock}
-)
+WITH picked AS MATERIALIZED (SELECT id FROM {table} ORDER BY id LIMIT %s)
 DELETE FROM {table} WHERE id IN (SELECT id FROM picked)
 RETURNING id, endpoints, event, body, created_at
 """
-# On PostgreSQL the whole fan-out in one statement: the oldest emissions taken as above,
-# a pending delivery written for each endpoint each one names that still has its row (in
-# the emissions' order, then the order they name them), and how many were taken. A name
-# that is not an id is passed over, so that no row can stop the fan-out of every row
-# behind it. Earns about a tenth of the worker's CPU a delivered event over taking the
+# On PostgreSQL the whole fan-out in one statement: the oldest emissions taken (rows
+# another worker holds passed over) and removed, a pending delivery written for each
+# endpoint each one names that still has its row (in the emissions' order, then the order
+# they name them; names that are not an ENDPOINT_ID passed over), and how many were
+# taken. Earns about a tenth of the worker's CPU a delivered event over taking the
 # emissions and inserting their deliveries (the bodies read into the worker and sent
 # back, a msg_id made in Python for each), measured with 10,000 events to one endpoint.
 # The ORM cannot say it: data-modifying CTEs, and the msg_id (new_message_id's shape)
@@ -57,7 +58,7 @@ written AS (
     CROSS JOIN LATERAL unnest(string_to_array(taken.endpoints, ','))
         WITH ORDINALITY AS named (pk, place)
     JOIN {endpoints} AS endpoint ON endpoint.id =
-        CASE WHEN named.pk ~ '^[0-9]{{1,18}}$' THEN named.pk::bigint END
+        CASE WHEN named.pk ~ '^{endpoint_id}$' THEN named.pk::bigint END
     ORDER BY taken.id, named.place
     RETURNING 1
 )
@@ -230,11 +231,6 @@ def claim_statement(sql: str) -> str:
     )
 
 
-def skip_locked() -> str:
-    """Rows another worker holds are passed over where the database can (PostgreSQL)."""
-    return "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-
-
 def listening_rows(organization_id: int) -> list[tuple[int, Any, str]]:
     """LISTENING_SQL: (id, events as stored, format) of the organization's active endpoints."""
     with connection.cursor() as cursor:
@@ -246,11 +242,12 @@ def listening_rows(organization_id: int) -> list[tuple[int, Any, str]]:
 
 
 def take_emissions(limit: int) -> list[tuple]:
-    """TAKE_EMISSIONS_SQL: up to `limit` of the oldest emissions, removed; the caller's
-    transaction writes their deliveries. (id, endpoints, event, body, created_at) each."""
+    """TAKE_EMISSIONS_SQL (SQLite): up to `limit` of the oldest emissions, removed; the
+    caller's transaction writes their deliveries. (id, endpoints, event, body,
+    created_at) each."""
     table = connection.ops.quote_name(Emission._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(TAKE_EMISSIONS_SQL.format(table=table, lock=skip_locked()), [limit])
+        cursor.execute(TAKE_EMISSIONS_SQL.format(table=table), [limit])
         return cursor.fetchall()
 
 
@@ -262,6 +259,7 @@ def fan_out_emissions(limit: int) -> int:
         emissions=quote(Emission._meta.db_table),
         deliveries=quote(Delivery._meta.db_table),
         endpoints=quote(Endpoint._meta.db_table),
+        endpoint_id=ENDPOINT_ID,
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:

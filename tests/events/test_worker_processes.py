@@ -63,26 +63,21 @@ def three_events_and_their_table_locked(receiver, tmp_path):
     return worker_env(tmp_path), tmp_path / "workers.log", blocker
 
 
-def fan_out_waiting() -> int | None:
-    """The backend whose fan-out (the statement that inserts the deliveries) waits on
-    that lock, if one does."""
+def fan_out_backend(*, waiting: bool) -> int | None:
+    """A backend running a fan-out (the statement that inserts the deliveries): one
+    waiting on that lock, or (`waiting` False) one still at it, waiting or not."""
+    condition = "wait_event_type = 'Lock'" if waiting else "state = 'active'"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            f"SELECT pid FROM pg_stat_activity WHERE {condition} AND pid <> pg_backend_pid() "
             "AND query LIKE '%%INSERT INTO \"events_delivery\"%%'"
         )
         row = cursor.fetchone()
     return row[0] if row else None
 
 
-def fan_out_running() -> bool:
-    """Whether a backend still runs a fan-out, waiting or not."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() "
-            "AND query LIKE '%%INSERT INTO \"events_delivery\"%%'"
-        )
-        return cursor.fetchone() is not None
+def fan_out_waiting() -> int | None:
+    return fan_out_backend(waiting=True)
 
 
 def test_a_worker_killed_while_posting_leaves_the_attempt_to_another_after_its_lease(
@@ -179,7 +174,9 @@ def test_a_worker_killed_inside_its_fan_out_loses_and_doubles_nothing(receiver, 
         first.wait(10)
         blocker.rollback()
         blocker.close()
-    wait_until(lambda: not fan_out_running(), what="the killed worker's fan-out ended")
+    wait_until(
+        lambda: fan_out_backend(waiting=False) is None, what="the killed worker's fan-out ended"
+    )
     assert (Emission.objects.count(), Delivery.objects.count()) in {(3, 0), (0, 3)}
 
     second = start_worker(env, log, "--worker-id", "second")
