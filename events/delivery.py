@@ -16,8 +16,8 @@ turns among the organizations (each one's oldest first, then each one's second..
 never more than WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT under way to one endpoint nor
 WEBHOOK_MAX_IN_FLIGHT_PER_ORGANIZATION to one organization, counting every worker's
 leases: receivers that never answer hold a few POST slots, never all of them. The
-POSTs go out from a pool of threads on connections kept alive per origin (shared by the
-threads: messaging_project/core/public_urls.py), outside any transaction;
+POSTs go out from a pool of threads through libcurl, each thread keeping its connections
+alive (messaging_project/core/public_urls.py), outside any transaction;
 their outcomes are written by the claim that made them (`claimed_until` unchanged),
 the successes in one statement. A worker killed mid-POST leaves its lease to expire
 (`2 x WEBHOOK_TIMEOUT + 30` seconds): another worker then claims the same attempt again
@@ -38,7 +38,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import urllib3
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Min
@@ -50,7 +49,7 @@ from events.models import Delivery, DeliveryStatus, Emission, Endpoint, new_mess
 from events.services import DISABLE_AFTER, NOT_SENT
 from messaging_project.core.deadlines import NETWORK_ERRORS, DeadlineExceeded, deadline
 from messaging_project.core.metrics import EVENT_WEBHOOK_DELIVERIES
-from messaging_project.core.public_urls import PrivateAddressRefused, open_public
+from messaging_project.core.public_urls import PrivateAddressRefused, request_public
 
 logger = logging.getLogger(__name__)
 
@@ -188,14 +187,14 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
     }
     try:
         with deadline(settings.WEBHOOK_TIMEOUT) as bound:
-            response = open_public(
-                "POST",
+            answer = request_public(
                 endpoint.url,
                 body=item.body.encode(),
                 headers=headers,
-                timeout=bound.timeout(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
+                bound=bound,
+                keep=RESPONSE_CAP,
+                read_limit=ANSWER_READ_LIMIT,
             )
-            answer = read_answer(response)
     except PrivateAddressRefused as refused:
         return Outcome(False, error=str(refused), final=True)
     except DeadlineExceeded as error:
@@ -205,33 +204,10 @@ def post(item: Claimed, endpoint: Endpoint) -> Outcome:
     except Exception as error:  # a bug must not leave the attempt unrecorded
         logger.exception("Event delivery %s: unexpected error", item.msg_id)
         return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
-    if 200 <= response.status < 300:
-        return Outcome(True, response.status)
-    shown = answer.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
-    return Outcome(False, response.status, f"HTTP {response.status}: {shown}")
-
-
-def read_answer(response: urllib3.BaseHTTPResponse) -> bytes:
-    """The answer's first RESPONSE_CAP bytes, after reading it to its last byte (within
-    the attempt's deadline) or ANSWER_READ_LIMIT bytes, whichever comes first. Its
-    connection goes back to the pool when the answer was read whole, else it is closed."""
-    kept = b""
-    read = 0
-    whole = False
-    try:
-        for chunk in response.stream(RESPONSE_CAP):
-            if len(kept) < RESPONSE_CAP:
-                kept += chunk[: RESPONSE_CAP - len(kept)]
-            read += len(chunk)
-            if read >= ANSWER_READ_LIMIT:
-                break
-        else:
-            whole = True
-    finally:
-        if not whole:
-            response.close()
-        response.release_conn()
-    return kept
+    if 200 <= answer.status < 300:
+        return Outcome(True, answer.status)
+    shown = answer.start.decode("utf-8", "replace").replace("\x00", "")[:RESPONSE_CAP]
+    return Outcome(False, answer.status, f"HTTP {answer.status}: {shown}")
 
 
 def record(results: list[tuple[Claimed, Endpoint | None, Outcome]]) -> dict[int, str]:

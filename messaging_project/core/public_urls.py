@@ -8,9 +8,9 @@ checks keep it out:
   written as an address (`127.0.0.1`, `[::1]`, `2130706433`) must be public, and
   `localhost` names are refused. No DNS look-up: a server without outbound DNS can
   still register URLs, and what a name resolves to at input time proves nothing later.
-- `open_public()` when the request is made: the address actually connected to is
-  checked, after DNS, so a name that resolves to a private address (now, or after DNS
-  rebinding) is refused then.
+- `request_public()` when the request is made: each address about to be connected to
+  is checked, after DNS, so a name that resolves to a private address (now, or after
+  DNS rebinding) is refused then.
 
 An IPv6 address that carries an IPv4 address (`::ffff:a.b.c.d`, the deprecated
 `::a.b.c.d`, NAT64's `64:ff9b::/96`, 6to4's `2002::/16`) counts as that IPv4 address:
@@ -20,24 +20,22 @@ An IPv6 address that carries an IPv4 address (`::ffff:a.b.c.d`, the deprecated
 receivers listen on loopback); the scheme rule stays.
 """
 
-import functools
 import ipaddress
+import math
 import os
 import socket
-from typing import Any
-from urllib.parse import unquote, urlsplit
+import threading
+import weakref
+from typing import NamedTuple
+from urllib.parse import urlsplit
 
+import pycurl
 import requests
-import urllib3
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_noop
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.util import make_headers, parse_url
 
-from messaging_project.core.deadlines import WatchedConnection
-from messaging_project.core.http_pools import ConnectionStack
+from messaging_project.core.deadlines import Deadline, DeadlineExceeded, watch
 
 MAX_URL_LENGTH = 2048
 
@@ -153,88 +151,204 @@ def url_error(url: str, *, https_only: bool = False) -> ValidationError | None:
     return None  # a name: its addresses are checked when the request is made
 
 
-def refuse_private_peer(sock: socket.socket) -> None:
-    if private_urls_allowed():
-        return
-    peer = sock.getpeername()[0]
-    if not is_public_address(peer):
-        sock.close()
-        raise PrivateAddressRefused(f"Refused to connect to {peer}: not a public address.")
+class RequestFailed(OSError):
+    """No answer, or not a whole one: libcurl's account of why (refused, reset, TLS, a
+    name that does not resolve), with the system's where it has one."""
 
 
-class PublicHTTPConnection(WatchedConnection, HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        refuse_private_peer(sock)
-        return sock
+class PublicAnswer(NamedTuple):
+    status: int
+    start: bytes  # the answer's first bytes, as many as the caller keeps
 
 
-class PublicHTTPSConnection(WatchedConnection, HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        refuse_private_peer(sock)
-        return sock
+# Idle connections each thread keeps, to any origins (libcurl closes the longest idle
+# one past it, and any idle for two minutes).
+CONNECTIONS_KEPT = 8
 
 
-class PublicHTTPPool(HTTPConnectionPool):
-    ConnectionCls = PublicHTTPConnection
-    QueueCls = ConnectionStack  # type: ignore[assignment]
+class Client:
+    """One thread's libcurl handle, and the connections it keeps alive. libcurl can
+    share a cache of connections between handles, but not between handles in use by
+    several threads at once (its documentation of CURL_LOCK_DATA_CONNECT; the worker
+    crashed within minutes): so each thread keeps its own, as many as it has origins to
+    post to, up to CONNECTIONS_KEPT. The DNS answers are shared (that is safe)."""
+
+    def __init__(self, dns: pycurl.CurlShare) -> None:
+        # Which of libcurl's descriptors each connection is, by its two ends (local
+        # address and port, peer and port), for the deadline's cut (deadlines.py):
+        # libcurl names a connection's ends before each request on it, and its
+        # descriptor only when it makes the socket. A descriptor given to a new
+        # connection was closed with its old one, whose entry goes then.
+        self.connections: dict[tuple, int] = {}
+        self.ends: dict[int, tuple] = {}
+        handle = self.handle = pycurl.Curl()
+        handle.setopt(pycurl.SHARE, dns)
+        handle.setopt(pycurl.NOSIGNAL, 1)  # threads: no SIGALRM for DNS timeouts
+        handle.setopt(pycurl.PROXY, "")  # the environment's proxies are not read
+        handle.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
+        handle.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
+        handle.setopt(pycurl.CAINFO, requests.utils.DEFAULT_CA_BUNDLE_PATH)
+        handle.setopt(pycurl.MAXCONNECTS, CONNECTIONS_KEPT)
+        handle.setopt(pycurl.OPENSOCKETFUNCTION, self.open_socket)
+        handle.setopt(pycurl.SOCKOPTFUNCTION, self.socket_made)
+        handle.setopt(pycurl.PREREQFUNCTION, self.before_sending)
+        handle.setopt(pycurl.WRITEFUNCTION, self.write)
+        self.refused = ""
+        self.made: dict[int, socket.socket] = {}  # the request's new sockets: our copies
+        self.watched: list[socket.socket] = []  # the kept connection's copy, if any
+        self.kept = bytearray()
+        self.keep = self.read = self.read_limit = 0
+
+    def open_socket(self, purpose: int, address: tuple) -> socket.socket | int:
+        """The socket for an address libcurl is about to connect to (libcurl takes a
+        copy), or none when it is not public: libcurl then tries the name's next
+        address, else fails."""
+        family, kind, protocol, peer = address
+        if not private_urls_allowed() and not is_public_address(peer[0]):
+            self.refused = peer[0]
+            return pycurl.SOCKET_BAD
+        return socket.socket(family, kind, protocol)
+
+    def socket_made(self, descriptor: int, purpose: int) -> int:
+        """A socket libcurl made for this request: a copy of its descriptor is cut at
+        the deadline, its connect included."""
+        copy = self.made[descriptor] = socket.socket(fileno=os.dup(descriptor))
+        watch(copy)
+        return pycurl.SOCKOPT_OK
+
+    def before_sending(self, peer: str, local: str, peer_port: int, local_port: int) -> int:
+        """The connection about to carry the request: a kept one is cut at this
+        request's deadline too, through a copy of its descriptor taken now (libcurl
+        holds the connection for this request: the descriptor is its)."""
+        ends = (local, local_port, peer, peer_port)
+        for descriptor, copy in self.made.items():
+            if copy.getsockname()[:2] == ends[:2]:
+                self.connections.pop(self.ends.get(descriptor, ()), None)
+                self.connections[ends], self.ends[descriptor] = descriptor, ends
+                return pycurl.PREREQFUNC_OK
+        kept = self.connections.get(ends)
+        if kept is not None:
+            copy = socket.socket(fileno=os.dup(kept))
+            self.watched.append(copy)
+            watch(copy)
+        return pycurl.PREREQFUNC_OK
+
+    def write(self, chunk: bytes) -> int | None:
+        if len(self.kept) < self.keep:
+            self.kept += chunk[: self.keep - len(self.kept)]
+        self.read += len(chunk)
+        # Past the limit, a count that is not the chunk's ends the call, and libcurl
+        # closes the connection rather than keep what is left of the answer on it.
+        return 0 if self.read >= self.read_limit else None
+
+    def request(
+        self,
+        url: str,
+        headers: list[str],
+        body: bytes | None,
+        bound: Deadline,
+        keep: int,
+        read_limit: int,
+    ) -> PublicAnswer:
+        handle = self.handle
+        self.refused = ""
+        self.kept, self.keep, self.read, self.read_limit = bytearray(), keep, 0, read_limit
+        handle.setopt(pycurl.URL, url)
+        if body is None:
+            handle.setopt(pycurl.HTTPGET, 1)
+        else:
+            handle.setopt(pycurl.POSTFIELDS, body)
+        handle.setopt(pycurl.HTTPHEADER, headers)
+        # Whole milliseconds, rounded up: libcurl ends the call at the deadline itself;
+        # the watchdog's cut is for a deadline brought forward (the worker stopping).
+        left = max(1, math.ceil(bound.remaining() * 1000))
+        handle.setopt(pycurl.TIMEOUT_MS, left)
+        handle.setopt(pycurl.CONNECTTIMEOUT_MS, left)
+        try:
+            handle.perform()
+        except pycurl.error as error:
+            code = error.args[0] if error.args else None
+            if self.refused:
+                raise PrivateAddressRefused(
+                    f"Refused to connect to {self.refused}: not a public address."
+                ) from None
+            if code == pycurl.E_OPERATION_TIMEDOUT or bound.expired:
+                bound.expired = bound.expired or bound.why()
+                raise DeadlineExceeded(bound.expired) from None
+            if code != pycurl.E_WRITE_ERROR or self.read < read_limit:
+                errno = handle.getinfo(pycurl.OS_ERRNO)
+                reason = f" ({os.strerror(errno)})" if errno else ""
+                raise RequestFailed(f"{error.args[-1]}{reason}") from None
+        finally:
+            # The copies only: libcurl's descriptors stay open while it keeps them.
+            for copy in (*self.made.values(), *self.watched):
+                copy.close()
+            self.made, self.watched = {}, []
+        return PublicAnswer(handle.getinfo(pycurl.RESPONSE_CODE), bytes(self.kept))
 
 
-class PublicHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = PublicHTTPSConnection
-    QueueCls = ConnectionStack  # type: ignore[assignment]
+def dns_share() -> pycurl.CurlShare:
+    shared = pycurl.CurlShare()
+    shared.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_DNS)
+    return shared
 
 
-# Connections kept alive to one origin, for all of a process's threads: as many as the
-# worker has event POSTs under way at once (events/delivery.py's POST_SLOTS).
-CONNECTIONS_PER_ORIGIN = 32
-# Origins whose connections a process keeps; the least recently used one's are closed.
-ORIGINS_KEPT = 256
+dns = dns_share()
+clients = threading.local()  # each thread's Client, as `clients.own`
+every_client: "weakref.WeakSet[Client]" = weakref.WeakSet()
+# Across a fork, every thread's Client: a child never cleans its parent's handles up,
+# where libcurl would close (and end the TLS of) connections the parent still uses.
+inherited: list[Client] = []
 
 
-@functools.lru_cache(maxsize=ORIGINS_KEPT)
-def public_pool(scheme: str, host: str, port: int | None) -> HTTPConnectionPool:
-    """The connections kept to one origin. TLS is checked against certifi's CAs, as
-    requests checks them (the environment's proxies and CA bundle are not read: a proxy
-    would make the peer check meaningless)."""
-    if scheme == "https":
-        return PublicHTTPSPool(
-            host,
-            port,
-            maxsize=CONNECTIONS_PER_ORIGIN,
-            ca_certs=requests.utils.DEFAULT_CA_BUNDLE_PATH,
-        )
-    return PublicHTTPPool(host, port, maxsize=CONNECTIONS_PER_ORIGIN)
+def client() -> Client:
+    own = getattr(clients, "own", None)
+    if own is None:
+        own = clients.own = Client(dns)
+        every_client.add(own)
+    return own
 
 
-# A forked child opens its own connections rather than share its parent's sockets.
-os.register_at_fork(after_in_child=public_pool.cache_clear)
+def forked() -> None:
+    """A forked child opens its own connections rather than use its parent's sockets."""
+    global dns, clients
+    dns, clients = dns_share(), threading.local()
 
 
-def open_public(
-    method: str, url: str, *, headers: dict[str, str], body: bytes | None = None, **options: Any
-) -> urllib3.BaseHTTPResponse:
-    """One request to a public address (the rule above), on the connections kept to its
-    origin: no redirect followed, no retry, the answer not read (`preload_content`
-    False: read it, then `release_conn()`, or `close()` what is left unread). A URL's
-    user and password go as Basic authentication, as browsers and requests send them.
-    Failures are urllib3's errors and the socket's; `PrivateAddressRefused` comes out as
-    it is. urllib3 directly: requests' layer over it (a Request prepared and merged per
-    call) cost a delivery more of the worker's CPU than the POST itself."""
-    parts = parse_url(url)
-    if parts.scheme not in ("http", "https") or not parts.host:
-        raise urllib3.exceptions.LocationValueError(f"Not an http(s) URL: {url[:200]}")
-    if parts.auth:
-        headers = {**headers, **make_headers(basic_auth=unquote(parts.auth))}
-    pool = public_pool(parts.scheme, parts.host, parts.port)
-    return pool.urlopen(
-        method,
-        parts.request_uri,
-        body=body,
-        headers=headers,
-        retries=False,
-        redirect=False,
-        preload_content=False,
-        **options,
-    )
+os.register_at_fork(
+    before=lambda: inherited.extend(every_client),
+    after_in_parent=inherited.clear,
+    after_in_child=forked,
+)
+
+
+def request_public(
+    url: str,
+    *,
+    headers: dict[str, str],
+    bound: Deadline,
+    body: bytes | None = None,
+    keep: int = 1024,
+    read_limit: int = 64 * 1024,
+) -> PublicAnswer:
+    """A POST of `body`, or a GET without one, to a public address (the rule above), on
+    the connections the thread keeps alive: no redirect followed, no retry, all of it
+    within `bound` (deadlines.deadline). The answer is read to its end or to
+    `read_limit` bytes, whichever comes first (past the limit the connection is
+    closed), and its first `keep` bytes returned. A URL's user and password go as Basic
+    authentication, as browsers and requests send them.
+
+    Raises PrivateAddressRefused (no public address to connect to), DeadlineExceeded
+    (`bound` passed, or cut short), RequestFailed (no whole answer).
+
+    libcurl (pycurl) rather than urllib3, which builds the request and parses the answer
+    in Python: the worker spends about half the CPU an event delivered (docs/events.md)."""
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        scheme = ""
+    if scheme not in ("http", "https"):
+        raise RequestFailed(f"Not an http(s) URL: {url[:200]}")
+    lines = [f"{name}: {value}" for name, value in headers.items()]
+    lines.append("Expect:")  # the body goes at once, not after a 100 Continue
+    return client().request(url, lines, body, bound, keep, read_limit)

@@ -2,17 +2,22 @@
 when the URL is given and again on the connected socket."""
 
 import base64
+import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import urllib3
 
+from devtools.webhook_receiver import WebhookReceiver
+from messaging_project.core.deadlines import DeadlineExceeded, deadline
 from messaging_project.core.public_urls import (
     PrivateAddressRefused,
+    PublicAnswer,
+    RequestFailed,
     is_public_address,
-    open_public,
+    request_public,
     url_problem,
 )
 
@@ -27,11 +32,9 @@ def private_urls_allowed(settings):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
-def get(url: str) -> urllib3.BaseHTTPResponse:
-    response = open_public("GET", url, headers={}, timeout=2)
-    response.read()
-    response.release_conn()
-    return response
+def get(url: str) -> PublicAnswer:
+    with deadline(2) as bound:
+        return request_public(url, headers={}, bound=bound)
 
 
 class SeeingServer(ThreadingHTTPServer):
@@ -211,19 +214,24 @@ def test_a_refused_connection_is_not_a_requests_error(private_urls_refused, loop
     # Callers tell "refused by the rule" (permanent) from "network trouble" (retry).
     with pytest.raises(PrivateAddressRefused) as refused:
         get(loopback_receiver)
-    assert not isinstance(refused.value, urllib3.exceptions.HTTPError | OSError)
+    assert not isinstance(refused.value, OSError)
 
 
-def test_connections_are_kept_alive_and_shared_by_threads(
+def test_a_threads_connections_are_kept_alive(
     private_urls_allowed, loopback_server, loopback_receiver
 ):
-    # One after another, from three threads: one connection carries all of them.
-    for _ in range(3):
-        worker = threading.Thread(target=get, args=(loopback_receiver,))
+    # Three requests from each of two threads: one connection a thread carries them.
+    def three() -> None:
+        for _ in range(3):
+            get(loopback_receiver)
+
+    for _ in range(2):
+        worker = threading.Thread(target=three)
         worker.start()
         worker.join()
-    clients = {client for client, _ in loopback_server.seen}
-    assert len(loopback_server.seen) == 3 and len(clients) == 1
+    clients = [client for client, _ in loopback_server.seen]
+    assert len(clients) == 6
+    assert clients[0] == clients[1] == clients[2] != clients[3] == clients[4] == clients[5]
 
 
 def test_a_urls_user_and_password_go_as_basic_authentication(
@@ -237,17 +245,69 @@ def test_a_urls_user_and_password_go_as_basic_authentication(
 
 
 def test_a_url_that_is_not_http_is_refused_before_connecting(private_urls_allowed):
-    with pytest.raises(urllib3.exceptions.LocationValueError):
-        open_public("GET", "ftp://127.0.0.1/hook", headers={}, timeout=2)
+    with pytest.raises(RequestFailed, match="Not an http"):
+        get("ftp://127.0.0.1/hook")
 
 
-def test_threads_at_once_share_the_origins_connections(
+def test_threads_at_once_keep_a_connection_each(
     private_urls_allowed, loopback_server, loopback_receiver
 ):
     # 200 requests from 16 threads at once: each answered, on at most one connection a
-    # thread (one per request without the shared pool).
+    # thread (one per request if none were kept).
     with ThreadPoolExecutor(16) as pool:
         statuses = list(pool.map(lambda _: get(loopback_receiver).status, range(200)))
     assert statuses == [204] * 200
     assert len(loopback_server.seen) == 200
     assert len({client for client, _ in loopback_server.seen}) <= 16
+
+
+def post(url: str, bound, **options) -> PublicAnswer:
+    return request_public(url, headers={"content-type": "application/json"}, bound=bound, **options)
+
+
+def test_a_post_goes_whole_with_its_headers_and_no_expect(private_urls_allowed):
+    body = b'{"n": "' + b"x" * 4000 + b'"}'  # past libcurl's threshold for Expect: 100-continue
+    with WebhookReceiver() as receiver, deadline(5) as bound:
+        answer = post(receiver.url, bound, body=body)
+    assert answer.status == 200
+    [received] = receiver.requests
+    assert received.body == body
+    assert received.headers["content-type"] == "application/json"
+    assert received.headers["content-length"] == str(len(body))
+    assert "expect" not in received.headers
+
+
+def test_a_deadline_cut_short_ends_a_request_on_a_kept_connection(private_urls_allowed):
+    # The watchdog's cut (a worker stopping brings every deadline forward) must reach a
+    # connection libcurl kept from an earlier request, which no socket of this one made.
+    with WebhookReceiver() as receiver:
+        with deadline(5) as bound:
+            post(receiver.url, bound, body=b"{}")
+        receiver.delay = 1.5  # the receiver records the request, then answers
+        started = time.monotonic()
+        cut_off = pytest.raises(DeadlineExceeded, match="No complete answer within 10 s")
+        with cut_off, deadline(10) as bound:
+            threading.Timer(0.3, bound.cut).start()
+            post(receiver.url, bound, body=b"{}")
+        took = time.monotonic() - started
+        assert receiver.wait_for(2, timeout=5)
+    assert took < 1.2, took
+    first, cut = receiver.requests
+    assert first.client == cut.client  # the kept connection was the one cut
+
+
+def test_connections_libcurl_closes_leave_no_descriptor_behind(private_urls_allowed):
+    # Each answer is cut after its first byte, so libcurl closes each connection; the
+    # copies of its descriptor the request watched go with the request.
+    with WebhookReceiver() as receiver:
+        with deadline(5) as bound:
+            post(receiver.url, bound, body=b"{}")
+        descriptors = len(os.listdir("/proc/self/fd"))
+        for _ in range(50):
+            with deadline(5) as bound:
+                answer = post(receiver.url, bound, body=b"{}", keep=1, read_limit=1)
+            assert (answer.status, answer.start) == (200, b"{")
+        assert len(os.listdir("/proc/self/fd")) <= descriptors + 1
+    # The first connection carried the first two requests; every other, one.
+    assert len(receiver.requests) == 51
+    assert len({request.client for request in receiver.requests}) == 50
