@@ -167,11 +167,11 @@ CONNECTIONS_KEPT = 8
 
 
 class Client:
-    """One thread's libcurl handle, and the connections it keeps alive. libcurl can
-    share a cache of connections between handles, but not between handles in use by
-    several threads at once (its documentation of CURL_LOCK_DATA_CONNECT; the worker
-    crashed within minutes): so each thread keeps its own, as many as it has origins to
-    post to, up to CONNECTIONS_KEPT. The DNS answers are shared (that is safe)."""
+    """One thread's libcurl handle, and the connections it keeps alive. libcurl's cache
+    of connections shared between handles is not safe for handles in use by several
+    threads at once (CURL_LOCK_DATA_CONNECT's documentation), so each thread keeps its
+    own, one an origin it posts to, up to CONNECTIONS_KEPT. The DNS answers are shared,
+    which is safe."""
 
     def __init__(self, dns: pycurl.CurlShare) -> None:
         # Which of libcurl's descriptors each connection is, by its two ends (local
