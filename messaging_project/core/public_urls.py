@@ -328,8 +328,8 @@ def request_public(
     headers: dict[str, str],
     bound: Deadline,
     body: bytes | None = None,
-    keep: int = 1024,
-    read_limit: int = 64 * 1024,
+    keep: int,
+    read_limit: int,
 ) -> PublicAnswer:
     """A POST of `body`, or a GET without one, to a public address (the rule above), on
     the connections the thread keeps alive: no redirect followed, no retry, all of it
@@ -341,8 +341,8 @@ def request_public(
     Raises PrivateAddressRefused (no public address to connect to), DeadlineExceeded
     (`bound` passed, or cut short), RequestFailed (no whole answer).
 
-    libcurl (pycurl) rather than urllib3, which builds the request and parses the answer
-    in Python: the worker spends about half the CPU an event delivered (docs/events.md)."""
+    libcurl (pycurl) builds the request and reads the answer in C; through urllib3, in
+    Python, they were half of a delivering worker's CPU (docs/events.md)."""
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError:

@@ -34,7 +34,7 @@ def private_urls_allowed(settings):
 
 def get(url: str) -> PublicAnswer:
     with deadline(2) as bound:
-        return request_public(url, headers={}, bound=bound)
+        return request_public(url, headers={}, bound=bound, keep=1024, read_limit=65536)
 
 
 class SeeingServer(ThreadingHTTPServer):
@@ -261,8 +261,13 @@ def test_threads_at_once_keep_a_connection_each(
     assert len({client for client, _ in loopback_server.seen}) <= 16
 
 
-def post(url: str, bound, **options) -> PublicAnswer:
-    return request_public(url, headers={"content-type": "application/json"}, bound=bound, **options)
+def post(
+    url: str, bound, *, body: bytes, keep: int = 1024, read_limit: int = 65536
+) -> PublicAnswer:
+    headers = {"content-type": "application/json"}
+    return request_public(
+        url, headers=headers, bound=bound, body=body, keep=keep, read_limit=read_limit
+    )
 
 
 def test_a_post_goes_whole_with_its_headers_and_no_expect(private_urls_allowed):
