@@ -9,6 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus, SendPace
+from messaging_project.core.database import among, rows_of
 
 
 def claim_recipients(*, campaign_id: int, worker_id: str, size: int) -> list[Recipient]:
@@ -55,16 +56,16 @@ def mark_sent(
     if not sent:
         return 0
     table = connection.ops.quote_name(Recipient._meta.db_table)
-    rows = ", ".join(["(%s, %s, %s)"] * len(sent))
+    rows, values = rows_of(["bigint", "bigint", "bigint"], sent)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH answered (id, chat_id, contact_id) AS (VALUES {rows}) "
+            f"WITH answered (id, chat_id, contact_id) AS ({rows}) "
             f"UPDATE {table} SET status = %s, error = '', "
             f"chat_id = answered.chat_id, contact_id = answered.contact_id "
             f"FROM answered WHERE {table}.id = answered.id "
             f"AND {table}.status IN (%s, %s) AND {table}.claimed_at = %s",
             [
-                *(value for row in sent for value in row),
+                *values,
                 RecipientStatus.SENT,
                 RecipientStatus.SENDING,
                 RecipientStatus.UNKNOWN,
@@ -101,12 +102,11 @@ def advance_pace(*, number_id: int, span: timedelta, lead: timedelta) -> datetim
 UNKNOWN_NAMED = (
     f"SELECT r.id FROM {Recipient._meta.db_table} r "  # noqa: S608
     f"JOIN {Campaign._meta.db_table} c ON c.id = r.campaign_id "
-    "WHERE r.id IN ({ids}) AND r.status = %s AND c.organization_id = %s"
+    "WHERE {ids} AND r.status = %s AND c.organization_id = %s"
 )
 
 
 def unknown_named(organization_id: int, recipient_ids) -> tuple[str, list]:
     """UNKNOWN_NAMED as a statement, for read_holding_callback_data."""
-    ids = sorted(recipient_ids)
-    sql = UNKNOWN_NAMED.format(ids=", ".join(["%s"] * len(ids)))
-    return sql, [*ids, RecipientStatus.UNKNOWN.value, organization_id]
+    named, ids = among("r.id", sorted(recipient_ids))
+    return UNKNOWN_NAMED.format(ids=named), [*ids, RecipientStatus.UNKNOWN.value, organization_id]

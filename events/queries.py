@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from events.models import Delivery, Emission, Endpoint
+from events.models import Delivery, DeliveryStatus, Emission, Endpoint
 from messaging_project.core.database import execute_together, insert_statements
 
 # The endpoints that may want an event (every emission asks, usually to learn that
@@ -70,9 +70,12 @@ SELECT COUNT(*) FROM taken
 # would also stamp created_at anew), measured in-process on PostgreSQL.
 INSERT_DELIVERIES_SQL = (
     "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
-    "attempts, last_error, created_at, updated_at) VALUES "
+    "attempts, last_error, created_at, updated_at) "
 )
-DELIVERY_ROW = "(%s, %s, %s, %s, %s, 'pending', 0, '', %s, %s)"
+DELIVERY_TYPES = [
+    "bigint", "bigint", "text", "text", "text", "text", "smallint", "text", "timestamptz",
+    "timestamptz",
+]  # fmt: skip
 
 # The due deliveries, taken in turns among the organizations (each one's oldest, then
 # each one's second...) and only as far as the caps on deliveries under way allow:
@@ -271,7 +274,8 @@ def insert_deliveries(rows: list[tuple]) -> None:
     """Pending deliveries (organization, endpoint, msg_id, event, body, created_at)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     head = INSERT_DELIVERIES_SQL.format(table=connection.ops.quote_name(Delivery._meta.db_table))
-    execute_together(insert_statements(head, DELIVERY_ROW, [(*row, now) for row in rows]))
+    pending = [(*row[:5], DeliveryStatus.PENDING.value, 0, "", row[5], now) for row in rows]
+    execute_together(insert_statements(head, DELIVERY_TYPES, pending))
 
 
 def claim_deliveries(

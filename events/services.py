@@ -144,16 +144,14 @@ def write_batch(batch: Batch) -> None:
 # The emissions' insert written out: the ORM's bulk_create compiled it for longer than
 # PostgreSQL ran it (6% of a status webhook's CPU, in-process on PostgreSQL), and it
 # goes in the round trip of the batch's deferred statements.
-EMISSION_INSERT = (
-    f"INSERT INTO {Emission._meta.db_table} (endpoints, event, body, created_at) VALUES "  # noqa: S608
-)
+EMISSION_INSERT = f"INSERT INTO {Emission._meta.db_table} (endpoints, event, body, created_at) "  # noqa: S608
 
 
 def emission_inserts(rows: list[Row]) -> list[Statement]:
     """The statements that insert these emissions, stamped now; none without rows."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     values = [(endpoints, event, body, now) for endpoints, event, body in rows]
-    return insert_statements(EMISSION_INSERT, "(%s, %s, %s, %s)", values)
+    return insert_statements(EMISSION_INSERT, ["text", "text", "text", "timestamptz"], values)
 
 
 def in_batch() -> Batch | None:

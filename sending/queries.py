@@ -15,7 +15,13 @@ from django.utils import timezone
 from business_numbers.models import Number
 from contacts.models import Contact
 from messaging_project.core import rows
-from messaging_project.core.database import Statement, fetch_together
+from messaging_project.core.database import (
+    Statement,
+    among,
+    column_types,
+    fetch_together,
+    rows_of,
+)
 from sending.models import (
     Chat,
     ChatStatus,
@@ -36,7 +42,7 @@ UPSERT_CONVERSATIONS = f"""
     INSERT INTO {CONVERSATION}
         (uuid, organization_id, contact_id, number_id, status, labels, unread, messages,
          last_message_at, last_inbound_at, status_changed_at, created_at)
-    VALUES {{rows}}
+    {{rows}}
     ON CONFLICT (contact_id, number_id) DO UPDATE SET
         unread = {CONVERSATION}.unread + excluded.unread,
         messages = {CONVERSATION}.messages + excluded.messages,
@@ -55,7 +61,17 @@ UPSERT_CONVERSATIONS = f"""
             THEN excluded.last_inbound_at ELSE {CONVERSATION}.last_inbound_at END
     RETURNING {{columns}}, status_changed_at = %s
 """  # noqa: S608
-UPSERT_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', %s, %s, %s, %s, %s, %s)"
+# The fields of the columns both conversation inserts name, in their order.
+INSERTED_CONVERSATION = (
+    "uuid", "organization", "contact", "number", "status", "labels", "unread", "messages",
+    "last_message_at", "last_inbound_at", "status_changed_at", "created_at",
+)  # fmt: skip
+
+
+def conversation_rows(values: list[tuple]) -> Statement:
+    """Rows of INSERTED_CONVERSATION's columns, as rows_of gives them."""
+    fields = [Conversation._meta.get_field(name) for name in INSERTED_CONVERSATION]
+    return rows_of(column_types(fields), values)
 
 
 @dataclass(frozen=True)
@@ -88,25 +104,30 @@ def upsert_conversations(organization_id: int, offered: list[Offered]) -> list[U
         return fields[name].get_db_prep_value(value, db, prepared=False)
 
     proposed = {}
-    params: list = []
+    values = []
     for pair in offered:
         new_uuid = uuid.uuid4()
         proposed[(pair.contact_id, pair.number_id)] = prepared("uuid", new_uuid)
-        params += [
-            proposed[(pair.contact_id, pair.number_id)],
-            organization_id,
-            pair.contact_id,
-            pair.number_id,
-            pair.unread,
-            pair.messages,
-            prepared("last_message_at", pair.last_message_at),
-            prepared("last_inbound_at", pair.last_inbound_at),
-            prepared("status_changed_at", now),
-            prepared("created_at", now),
-        ]
-    params.append(prepared("status_changed_at", now))
+        values.append(
+            (
+                proposed[(pair.contact_id, pair.number_id)],
+                organization_id,
+                pair.contact_id,
+                pair.number_id,
+                OPEN,
+                prepared("labels", []),
+                pair.unread,
+                pair.messages,
+                prepared("last_message_at", pair.last_message_at),
+                prepared("last_inbound_at", pair.last_inbound_at),
+                prepared("status_changed_at", now),
+                prepared("created_at", now),
+            )
+        )
+    source, rows_params = conversation_rows(values)
+    params = [*rows_params, prepared("status_changed_at", now)]
     sql = UPSERT_CONVERSATIONS.format(
-        rows=", ".join([UPSERT_ROW] * len(offered)),
+        rows=source,
         columns=", ".join(cast(str, f.column) for f in Conversation._meta.concrete_fields),
     )
     with connection.cursor() as cursor:
@@ -133,18 +154,16 @@ CONVERSATION_COLUMNS = ", ".join(
 )
 FIND_CONVERSATIONS = f"""
     SELECT {CONVERSATION_COLUMNS} FROM {CONVERSATION}
-    WHERE organization_id = %s AND ({{pairs}})
+    WHERE organization_id = %s AND (contact_id, number_id) IN ({{pairs}})
 """  # noqa: S608
-FIND_PAIR = "(contact_id = %s AND number_id = %s)"
 CREATE_CONVERSATIONS = f"""
     INSERT INTO {CONVERSATION}
         (uuid, organization_id, contact_id, number_id, status, labels, unread, messages,
          last_message_at, last_inbound_at, status_changed_at, created_at)
-    VALUES {{rows}}
+    {{rows}}
     ON CONFLICT (contact_id, number_id) DO NOTHING
     RETURNING {{columns}}
 """  # noqa: S608
-CREATE_ROW = f"(%s, %s, %s, %s, '{OPEN}', '[]', 0, %s, %s, NULL, %s, %s)"
 MOVE_CONVERSATION = f"""
     UPDATE {CONVERSATION} SET messages = messages + %s,
         last_message_at = CASE WHEN last_message_at IS NULL OR last_message_at < %s
@@ -157,8 +176,9 @@ def find_conversations(
     organization_id: int, pairs: list[tuple[int, int]]
 ) -> dict[tuple[int, int], Conversation]:
     """The existing conversations of (contact, number) `pairs`, unlocked."""
-    sql = FIND_CONVERSATIONS.format(pairs=" OR ".join([FIND_PAIR] * len(pairs)))
-    params = [organization_id] + [value for pair in pairs for value in pair]
+    source, pair_params = rows_of(["bigint", "bigint"], pairs)
+    sql = FIND_CONVERSATIONS.format(pairs=source)
+    params = [organization_id, *pair_params]
     db = rows.wrapper(connection)
     with db.cursor() as cursor:
         cursor.execute(sql, params)
@@ -179,20 +199,26 @@ def create_conversations(
     def prepared(name: str, value):
         return fields[name].get_db_prep_value(value, db, prepared=False)
 
-    params: list = []
-    for (contact_id, number_id), (at, messages) in sorted(started.items()):
-        params += [
+    values = [
+        (
             prepared("uuid", uuid.uuid4()),
             organization_id,
             contact_id,
             number_id,
+            OPEN,
+            prepared("labels", []),
+            0,
             messages,
             prepared("last_message_at", at),
+            None,
             prepared("status_changed_at", now),
             prepared("created_at", now),
-        ]
+        )
+        for (contact_id, number_id), (at, messages) in sorted(started.items())
+    ]
+    source, params = conversation_rows(values)
     sql = CREATE_CONVERSATIONS.format(
-        rows=", ".join([CREATE_ROW] * len(started)),
+        rows=source,
         columns=", ".join(cast(str, f.column) for f in Conversation._meta.concrete_fields),
     )
     with db.cursor() as cursor:
@@ -264,25 +290,24 @@ STATUS_CHATS = f"""
     FROM {Chat._meta.db_table} t
     JOIN {Contact._meta.db_table} k ON k.id = t.contact_id
     JOIN {Number._meta.db_table} c ON c.id = t.number_id
-    WHERE t.organization_id = %s AND t.wam_id IN ({{ids}})
+    WHERE t.organization_id = %s AND {{ids}}
 """  # noqa: S608
 STORED_STATUSES = f"""
     SELECT {rows.columns(ChatStatusEvent, "e")} FROM {ChatStatusEvent._meta.db_table} e
-    WHERE e.organization_id = %s AND e.wam_id IN ({{ids}}) ORDER BY e.timestamp, e.id
+    WHERE e.organization_id = %s AND {{ids}} ORDER BY e.timestamp, e.id
 """  # noqa: S608
 STATUS_COLUMNS = [field for field in ChatStatusEvent._meta.concrete_fields if not field.primary_key]
 INSERT_STATUSES = (
     f"INSERT INTO {ChatStatusEvent._meta.db_table} "  # noqa: S608
-    f"({', '.join(cast(str, field.column) for field in STATUS_COLUMNS)}) VALUES {{rows}} "
+    f"({', '.join(cast(str, field.column) for field in STATUS_COLUMNS)}) {{rows}} "
     "ON CONFLICT DO NOTHING"
 )
-STATUS_ROW = "(" + ", ".join(["%s"] * len(STATUS_COLUMNS)) + ")"
 # A chat moved forward only from a lower status; failed whenever it comes, with its error.
 # Each keeps the status the figures counted (sending.models.UNCOUNTED).
 KEEP_COUNTED = "counted_status = COALESCE(counted_status, status)"
 MOVE_CHATS = (
     f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED}, status = %s "  # noqa: S608
-    "WHERE id IN ({ids}) AND status IN ({lower}) RETURNING id"
+    "WHERE {ids} AND {lower} RETURNING id"
 )
 FAIL_CHAT = (
     f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED}, status = %s, error_code = %s, "  # noqa: S608
@@ -291,12 +316,8 @@ FAIL_CHAT = (
 
 RECOUNT_CHATS = (
     f"UPDATE {Chat._meta.db_table} SET {KEEP_COUNTED} "  # noqa: S608
-    "WHERE id IN ({ids}) AND counted_status IS NULL"
+    "WHERE {ids} AND counted_status IS NULL"
 )
-
-
-def placeholders(count: int) -> str:
-    return ", ".join(["%s"] * count)
 
 
 def held_statuses(
@@ -306,9 +327,11 @@ def held_statuses(
     its contact and number) and the status events stored for them, oldest first: read
     after the locks, so that a send recording one of the chats meanwhile is seen."""
     ids = sorted(wam_ids)
+    chats_named, chat_ids = among("t.wam_id", ids)
+    events_named, event_ids = among("e.wam_id", ids)
     statements = holding(organization_id, ids) + [
-        (STATUS_CHATS.format(ids=placeholders(len(ids))), [organization_id, *ids]),
-        (STORED_STATUSES.format(ids=placeholders(len(ids))), [organization_id, *ids]),
+        (STATUS_CHATS.format(ids=chats_named), [organization_id, *chat_ids]),
+        (STORED_STATUSES.format(ids=events_named), [organization_id, *event_ids]),
     ]
     *_, chat_rows, event_rows = fetch_together(statements)
     db = rows.wrapper(connection)
@@ -328,13 +351,14 @@ def insert_statuses(events: list[ChatStatusEvent]) -> Statement:
     one is kept once, by the unique constraint)."""
     now = timezone.now()
     db = rows.wrapper(connection)
-    params: list = []
+    values = []
     for event in events:
         event.received_at = event.received_at or now  # a queued status's own time
-        params += [
-            field.get_db_prep_save(getattr(event, field.attname), db) for field in STATUS_COLUMNS
-        ]
-    return INSERT_STATUSES.format(rows=", ".join([STATUS_ROW] * len(events))), params
+        values.append(
+            [field.get_db_prep_save(getattr(event, field.attname), db) for field in STATUS_COLUMNS]
+        )
+    source, params = rows_of(column_types(STATUS_COLUMNS), values)
+    return INSERT_STATUSES.format(rows=source), params
 
 
 def move_chats(
@@ -357,9 +381,11 @@ def move_chats(
         params = [ChatStatus.FAILED.value, event.error_code, event.error_title, error]
         statements.append((FAIL_CHAT, [*params, event.chat_id]))
     for status, (chat_ids, lower) in forward.items():
-        sql = MOVE_CHATS.format(ids=placeholders(len(chat_ids)), lower=placeholders(len(lower)))
-        statements.append((sql, [status, *chat_ids, *lower]))
+        (ids, id_params), (lower_sql, lower_params) = among("id", chat_ids), among("status", lower)
+        sql = MOVE_CHATS.format(ids=ids, lower=lower_sql)
+        statements.append((sql, [status, *id_params, *lower_params]))
     if recount:
-        statements.append((RECOUNT_CHATS.format(ids=placeholders(len(recount))), recount))
+        ids, id_params = among("id", recount)
+        statements.append((RECOUNT_CHATS.format(ids=ids), id_params))
     results = fetch_together(statements)
     return {row[0] for result in results for row in result}

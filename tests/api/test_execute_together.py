@@ -42,16 +42,97 @@ def test_no_statements_send_nothing():
     assert queries.captured_queries == []
 
 
-def test_insert_statements_split_the_rows_and_keep_their_order():
+# Lists of values as arrays (PostgreSQL) or placeholders (elsewhere): every value comes
+# back as it went, whatever an array literal would need quoted.
+AWKWARD = [
+    'a "quoted" {braced}, with a comma',
+    "back\\slash",
+    "NULL",
+    "",
+    None,
+    "  spaced  ",
+    "\u00f1\u20ac\U0001f600",
+    "{}",
+]
+
+
+@pytest.fixture
+def table():
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE listed (n bigint, word text, at timestamptz)")
+    yield "listed"
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE listed")
+
+
+def test_rows_of_inserts_every_value_as_given_and_in_order(table):
+    from django.utils import timezone
+
     from messaging_project.core.database import insert_statements
 
-    head = "INSERT INTO t (a, b) VALUES "
-    statements = insert_statements(head, "(%s, %s)", [(1, 2), (3, 4), (5, 6)], per_statement=2)
-    assert statements == [
-        (head + "(%s, %s), (%s, %s)", [1, 2, 3, 4]),
-        (head + "(%s, %s)", [5, 6]),
-    ]
-    assert insert_statements(head, "(%s, %s)", []) == []
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    rows = [(n, word, now if n % 2 else None) for n, word in enumerate(AWKWARD)]
+    statements = insert_statements(
+        f"INSERT INTO {table} (n, word, at) ", ["bigint", "text", "timestamptz"], rows,
+        per_statement=3,
+    )  # fmt: skip
+    assert len(statements) == 3
+    execute_together(statements)
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT n, word, at IS NULL FROM {table} ORDER BY n")  # noqa: S608
+        assert cursor.fetchall() == [(n, word, n % 2 == 0) for n, word, _ in rows]
+    assert insert_statements("INSERT INTO t (a) ", ["bigint"], []) == []
+
+
+def test_rows_of_carries_json_as_its_field_would_store_it():
+    """A JSON column's value comes back as it went, quotes and all; None is SQL's NULL."""
+    import json
+
+    from messaging_project.core.database import rows_of
+    from sending.models import ChatStatusEvent
+
+    field = ChatStatusEvent._meta.get_field("pricing")
+    documents = [{"say": 'a "quoted" {word}', "n": [1, 2.5, None]}, [], "text", None]
+    prepared = [(n, field.get_db_prep_save(doc, connection)) for n, doc in enumerate(documents)]
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE documents (n bigint, doc jsonb)")
+        source, params = rows_of(["bigint", "jsonb"], prepared)
+        cursor.execute(f"INSERT INTO documents (n, doc) {source}", params)  # noqa: S608
+        cursor.execute("SELECT doc FROM documents ORDER BY n")
+        stored = [doc for (doc,) in cursor.fetchall()]
+        cursor.execute("DROP TABLE documents")
+    # Read as text on both databases (Django's JSONField parses it).
+    assert [None if doc is None else json.loads(doc) for doc in stored] == documents
+
+
+def test_among_finds_exactly_the_values_named(table):
+    from messaging_project.core.database import among, rows_of
+
+    source, params = rows_of(["bigint", "text"], [(n, w) for n, w in enumerate(AWKWARD)])
+    execute_together([(f"INSERT INTO {table} (n, word) {source}", params)])
+
+    def found(values):
+        condition, params = among("word", values)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT n FROM {table} WHERE {condition} ORDER BY n", params)  # noqa: S608
+            return [n for (n,) in cursor.fetchall()]
+
+    named = [word for word in AWKWARD if word is not None]
+    assert found(named) == [n for n, word in enumerate(AWKWARD) if word is not None]
+    assert found(["NULL"]) == [AWKWARD.index("NULL")]  # the word, not SQL's NULL
+    assert found(["{}", "missing"]) == [AWKWARD.index("{}")]
+    assert found([]) == []
+
+
+def test_a_list_is_one_parameter_on_postgresql():
+    from messaging_project.core.database import among
+
+    condition, params = among("id", [1, 2, 3])
+    if connection.vendor == "postgresql":
+        assert (condition, params) == ("id = ANY(%s)", [[1, 2, 3]])
+    else:
+        assert (condition, params) == ("id IN (%s, %s, %s)", [1, 2, 3])
 
 
 def test_with_server_side_binding_the_statements_go_one_by_one(org_a, monkeypatch):
