@@ -113,8 +113,8 @@ def json_text_of(value: Any) -> str:
     JSON column's value (psycopg's Json wrapper) as the JSON its field would store, a
     time in ISO 8601, a uuid with its dashes."""
     if isinstance(value, Json | Jsonb):
-        dumps = value.dumps or json.dumps
-        return dumps(value.obj)
+        text = (value.dumps or json.dumps)(value.obj)
+        return text.decode() if isinstance(text, bytes) else text
     if isinstance(value, datetime | date | time_of_day):
         return value.isoformat()
     if isinstance(value, UUID | Decimal):
