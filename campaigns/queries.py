@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignStatus, Recipient, RecipientStatus, SendPace
-from messaging_project.core.database import among, rows_of
+from messaging_project.core.database import among, column_types, rows_of
 
 
 def claim_recipients(*, campaign_id: int, worker_id: str, size: int) -> list[Recipient]:
@@ -56,7 +56,7 @@ def mark_sent(
     if not sent:
         return 0
     table = connection.ops.quote_name(Recipient._meta.db_table)
-    rows, values = rows_of(["bigint", "bigint", "bigint"], sent)
+    rows, values = rows_of(column_types(Recipient, ("id", "chat", "contact")), sent)
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH answered (id, chat_id, contact_id) AS ({rows}) "

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from events.models import Delivery, DeliveryStatus, Emission, Endpoint
-from messaging_project.core.database import execute_together, insert_statements
+from messaging_project.core.database import column_types, execute_together, insert_statements
 
 # The endpoints that may want an event (every emission asks, usually to learn that
 # nobody listens).
@@ -72,10 +72,11 @@ INSERT_DELIVERIES_SQL = (
     "INSERT INTO {table} (organization_id, endpoint_id, msg_id, event, body, status, "
     "attempts, last_error, created_at, updated_at) "
 )
-DELIVERY_TYPES = [
-    "bigint", "bigint", "text", "text", "text", "text", "smallint", "text", "timestamptz",
-    "timestamptz",
-]  # fmt: skip
+# The fields of those columns, in their order.
+DELIVERY_FIELDS = (
+    "organization", "endpoint", "msg_id", "event", "body", "status", "attempts", "last_error",
+    "created_at", "updated_at",
+)  # fmt: skip
 
 # The due deliveries, taken in turns among the organizations (each one's oldest, then
 # each one's second...) and only as far as the caps on deliveries under way allow:
@@ -275,7 +276,8 @@ def insert_deliveries(rows: list[tuple]) -> None:
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     head = INSERT_DELIVERIES_SQL.format(table=connection.ops.quote_name(Delivery._meta.db_table))
     pending = [(*row[:5], DeliveryStatus.PENDING.value, 0, "", row[5], now) for row in rows]
-    execute_together(insert_statements(head, DELIVERY_TYPES, pending))
+    types = column_types(Delivery, DELIVERY_FIELDS)
+    execute_together(insert_statements(head, types, pending))
 
 
 def claim_deliveries(

@@ -51,7 +51,12 @@ from events.models import (
     new_secret,
 )
 from events.representations import endpoint_listed
-from messaging_project.core.database import Statement, execute_together, insert_statements
+from messaging_project.core.database import (
+    Statement,
+    column_types,
+    execute_together,
+    insert_statements,
+)
 
 MAX_ENDPOINTS = 10
 # In English, the API's language; marked so that the admin shows it translated.
@@ -151,7 +156,8 @@ def emission_inserts(rows: list[Row]) -> list[Statement]:
     """The statements that insert these emissions, stamped now; none without rows."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     values = [(endpoints, event, body, now) for endpoints, event, body in rows]
-    return insert_statements(EMISSION_INSERT, ["text", "text", "text", "timestamptz"], values)
+    types = column_types(Emission, ("endpoints", "event", "body", "created_at"))
+    return insert_statements(EMISSION_INSERT, types, values)
 
 
 def in_batch() -> Batch | None:

@@ -70,8 +70,7 @@ INSERTED_CONVERSATION = (
 
 def conversation_rows(values: list[tuple]) -> Statement:
     """Rows of INSERTED_CONVERSATION's columns, as rows_of gives them."""
-    fields = [Conversation._meta.get_field(name) for name in INSERTED_CONVERSATION]
-    return rows_of(column_types(fields), values)
+    return rows_of(column_types(Conversation, INSERTED_CONVERSATION), values)
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ def find_conversations(
     organization_id: int, pairs: list[tuple[int, int]]
 ) -> dict[tuple[int, int], Conversation]:
     """The existing conversations of (contact, number) `pairs`, unlocked."""
-    source, pair_params = rows_of(["bigint", "bigint"], pairs)
+    source, pair_params = rows_of(column_types(Conversation, ("contact", "number")), pairs)
     sql = FIND_CONVERSATIONS.format(pairs=source)
     params = [organization_id, *pair_params]
     db = rows.wrapper(connection)
@@ -297,6 +296,7 @@ STORED_STATUSES = f"""
     WHERE e.organization_id = %s AND {{ids}} ORDER BY e.timestamp, e.id
 """  # noqa: S608
 STATUS_COLUMNS = [field for field in ChatStatusEvent._meta.concrete_fields if not field.primary_key]
+STATUS_FIELDS = tuple(field.name for field in STATUS_COLUMNS)
 INSERT_STATUSES = (
     f"INSERT INTO {ChatStatusEvent._meta.db_table} "  # noqa: S608
     f"({', '.join(cast(str, field.column) for field in STATUS_COLUMNS)}) {{rows}} "
@@ -357,7 +357,7 @@ def insert_statuses(events: list[ChatStatusEvent]) -> Statement:
         values.append(
             [field.get_db_prep_save(getattr(event, field.attname), db) for field in STATUS_COLUMNS]
         )
-    source, params = rows_of(column_types(STATUS_COLUMNS), values)
+    source, params = rows_of(column_types(ChatStatusEvent, STATUS_FIELDS), values)
     return INSERT_STATUSES.format(rows=source), params
 
 

@@ -9,6 +9,7 @@ a write reconnects and tries again a few times before it gives up.
 """
 
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -122,11 +123,15 @@ def json_text_of(value: Any) -> str:
     raise TypeError(f"No text for a {type(value).__name__} in a row of rows_of()")
 
 
-def column_types(fields, *, using: str = DEFAULT_DB_ALIAS) -> list[str]:
-    """The PostgreSQL types of model fields' columns, for rows_of (a foreign key's is its
-    target's)."""
+@functools.lru_cache(maxsize=64)
+def column_types(
+    model, names: tuple[str, ...], *, using: str = DEFAULT_DB_ALIAS
+) -> tuple[str, ...]:
+    """The PostgreSQL types of the columns of `model`'s fields `names`, for rows_of (a
+    foreign key's is its target's), worked out once."""
     connection = connections[using]
-    return [field.db_type(connection).split("(")[0] for field in fields]
+    fields = [model._meta.get_field(name) for name in names]
+    return tuple(field.db_type(connection).split("(")[0] for field in fields)
 
 
 def insert_statements(
