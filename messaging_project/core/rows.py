@@ -7,7 +7,7 @@ into the instance the ORM would have made, its columns converted as the ORM conv
 them (decrypted secrets, JSON, SQLite's dates), built without Model.__init__'s work per
 field where no init signal listens (receivers connect in ready(): looked at once).
 `insert()` is `save(force_insert=True)` for a model with an automatic primary key,
-without the compiling.
+without the compiling; `insert_all()` is `bulk_create()` for many, likewise.
 """
 
 from collections.abc import Callable, Sequence
@@ -18,6 +18,8 @@ from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
+
+from messaging_project.core.database import column_types, rows_of
 
 M = TypeVar("M", bound=models.Model)
 
@@ -103,8 +105,30 @@ def loaded(model: type[M], alias: str, values: list[Any]) -> M:
     return new
 
 
-# (model, database alias): the fields an insert writes and its statement.
-_inserts: dict[tuple[type, str], tuple[list[models.Field], str]] = {}
+# (model, database alias): the fields an insert writes, its statement for one row, and
+# the head of its statement for many (rows_of's query follows it).
+_inserts: dict[tuple[type, str], tuple[list[models.Field], str, str]] = {}
+
+
+def _insert_of(model: type[models.Model], connection) -> tuple[list[models.Field], str, str]:
+    key = (model, connection.alias)
+    if key not in _inserts:
+        meta = model._meta
+        assert meta.pk is not None and meta.pk.db_returning  # an automatic key
+        fields = [field for field in meta.concrete_fields if not field.primary_key]
+        head = f"INSERT INTO {meta.db_table} ({', '.join(cast(str, f.column) for f in fields)})"
+        _inserts[key] = (
+            fields,
+            f"{head} VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {meta.pk.column}",
+            f"{head} {{rows}} RETURNING {meta.pk.column}",
+        )
+    return _inserts[key]
+
+
+def _inserted(instance: models.Model, pk: Any, alias: str) -> None:
+    instance.pk = pk
+    instance._state.adding = False
+    instance._state.db = alias
 
 
 def insert(instance: models.Model, connection) -> None:
@@ -113,26 +137,48 @@ def insert(instance: models.Model, connection) -> None:
     (defaults, `auto_now_add`, encryption, JSON), the key read back with RETURNING. An
     IntegrityError raises as from save(). About 1.3 ms of CPU less than save() for a chat
     (in-process, measured on SQLite)."""
-    model = type(instance)
     connection = wrapper(connection)
-    key = (model, connection.alias)
-    if key not in _inserts:
-        meta = model._meta
-        assert meta.pk is not None and meta.pk.db_returning  # an automatic key
-        fields = [field for field in meta.concrete_fields if not field.primary_key]
-        _inserts[key] = (
-            fields,
-            (
-                f"INSERT INTO {meta.db_table} ({', '.join(cast(str, f.column) for f in fields)}) "  # noqa: S608
-                f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {meta.pk.column}"
-            ),
-        )
-    fields, sql = _inserts[key]
+    fields, sql, _ = _insert_of(type(instance), connection)
     values = [
         field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
-        (instance.pk,) = cursor.fetchone()
-    instance._state.adding = False
-    instance._state.db = connection.alias
+        (pk,) = cursor.fetchone()
+    _inserted(instance, pk, connection.alias)
+
+
+# Rows of one insert_all() statement at most.
+INSERT_ALL_ROWS = 500
+
+
+def insert_all(instances: Sequence[models.Model], connection) -> None:
+    """insert() for many instances of one model, as `bulk_create()` stores them (no
+    signal either), in a statement per INSERT_ALL_ROWS: on PostgreSQL their rows go as
+    one JSON document (database.rows_of), whose quoting libpq does in C, where
+    bulk_create() compiles and quotes each value in Python; elsewhere bulk_create()
+    itself. The keys come back in the rows' order (RETURNING of an INSERT ... SELECT
+    yields the rows as they are inserted, which bulk_create() relies on too). An
+    IntegrityError raises as from bulk_create(). Half the CPU of bulk_create() for a
+    campaign's chats (in-process, on PostgreSQL)."""
+    if not instances:
+        return
+    model = type(instances[0])
+    connection = wrapper(connection)
+    if connection.vendor != "postgresql":
+        model._default_manager.using(connection.alias).bulk_create(instances)
+        return
+    fields, _, head = _insert_of(model, connection)
+    types = column_types(model, tuple(field.name for field in fields), using=connection.alias)
+    for start in range(0, len(instances), INSERT_ALL_ROWS):
+        chunk = instances[start : start + INSERT_ALL_ROWS]
+        values = [
+            [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+            for instance in chunk
+        ]
+        source, params = rows_of(types, values, using=connection.alias)
+        with connection.cursor() as cursor:
+            cursor.execute(head.format(rows=source), params)
+            keys = cursor.fetchall()
+        for instance, (pk,) in zip(chunk, keys, strict=True):
+            _inserted(instance, pk, connection.alias)

@@ -106,7 +106,7 @@ def record_accepted(chats: list[Chat]) -> list[Chat | SendFailed]:
                 # A rolled-back attempt's may not exist; with_sent_conversations sets it again.
                 chat.conversation = None  # type: ignore[assignment]
             with_sent_conversations(chats)
-            Chat.objects.bulk_create(chats)
+            rows.insert_all(chats, connection)  # bulk_create(), uncompiled
             emit_chats(Event.MESSAGE_SENT, chats)
             announce(MessagesOut(chats))
             apply_all_kept_statuses(chats)

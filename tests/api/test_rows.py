@@ -64,6 +64,51 @@ def test_an_insert_that_breaks_a_constraint_raises_as_save_does(org_a):
     assert Chat.objects.filter(uuid=first.uuid).count() == 1
 
 
+def test_insert_all_stores_what_bulk_create_stores(org_a, django_assert_num_queries):
+    made = [chat_of(org_a, f"wamid.bulk-{n}") for n in range(3)]
+    inserted = [chat_of(org_a, f"wamid.all-{n}") for n in range(3)]
+    for chats in (made, inserted):
+        chats[1].error_details = {"code": 131026, "quote": 'it\'s "odd"'}
+    Chat.objects.bulk_create(made)
+    with django_assert_num_queries(1):
+        rows.insert_all(inserted, connection)
+
+    for ours, theirs in zip(inserted, made, strict=True):
+        assert not ours._state.adding and ours._state.db == "default"
+        # Each key is its own row's: the rows come back in order.
+        assert Chat.objects.get(pk=ours.pk).uuid == ours.uuid
+        assert ours.created_at is not None  # auto_now_add, set as bulk_create() sets it
+        mine, others = stored(ours), stored(theirs)
+        for differs in ("id", "uuid", "wam_id", "created_at"):
+            mine.pop(differs)
+            others.pop(differs)
+        assert mine == others
+
+
+def test_insert_all_goes_in_statements_of_at_most_its_rows(
+    org_a, monkeypatch, django_assert_num_queries
+):
+    monkeypatch.setattr(rows, "INSERT_ALL_ROWS", 2)
+    inserted = [chat_of(org_a, f"wamid.chunk-{n}") for n in range(5)]
+    # On SQLite bulk_create() makes its own batches (of up to 999 values' rows): one.
+    with django_assert_num_queries(3 if connection.vendor == "postgresql" else 1):
+        rows.insert_all(inserted, connection)
+    assert [Chat.objects.get(pk=chat.pk).wam_id for chat in inserted] == [
+        f"wamid.chunk-{n}" for n in range(5)
+    ]
+    rows.insert_all([], connection)  # nothing, no statement
+
+
+def test_insert_all_that_breaks_a_constraint_raises_and_stores_none(org_a):
+    first = chat_of(org_a, "wamid.first")
+    rows.insert(first, connection)
+    batch = [chat_of(org_a, "wamid.fine"), chat_of(org_a, "wamid.clash")]
+    batch[1].uuid = first.uuid  # unique
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rows.insert_all(batch, connection)
+    assert not Chat.objects.filter(wam_id__in=["wamid.fine", "wamid.clash"]).exists()
+
+
 def loaded_by_the_orm(model, pk) -> dict:
     row = model.objects.get(pk=pk)
     return {name: value for name, value in vars(row).items() if name != "_state"}
