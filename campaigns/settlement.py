@@ -58,18 +58,23 @@ def parse(data: str) -> tuple[int, int] | None:
 def on_kept_statuses(record: StatusesKept) -> None:
     """Statuses that came with no chat: the unknown recipients they name are settled."""
     organization, updates = record.organization, record.updates
-    wanted = {key for key in map(parse, (u.callback_data for u in updates)) if key is not None}
-    if not wanted:
+    named = {u.callback_data: key for u in updates if (key := parse(u.callback_data))}
+    if not named:
         return
+    wanted = set(named.values())
     # Held before looking, as settle_marked does: a recipient marked unknown meanwhile is
-    # seen here or sees these statuses there.
-    hold_callback_data(
-        organization.pk, {u.callback_data for u in updates if parse(u.callback_data)}
+    # seen here or sees these statuses there. Nearly always none is unknown (a campaign's
+    # status that came before its chat was recorded): looked for in the round trip that
+    # holds them.
+    unknown = read_holding_callback_data(
+        organization.pk,
+        set(named),
+        queries.unknown_named(organization.pk, {pk for pk, _ in wanted}),
     )
+    if not unknown:
+        return
     recipients = Recipient.objects.filter(
-        pk__in={pk for pk, _ in wanted},
-        status=RecipientStatus.UNKNOWN,
-        campaign__organization=organization,
+        pk__in=[pk for (pk,) in unknown], status=RecipientStatus.UNKNOWN
     ).select_related("campaign")
     settle(organization, [r for r in recipients if (r.pk, r.attempts) in wanted])
 

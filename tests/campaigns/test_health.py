@@ -389,6 +389,30 @@ def test_a_status_for_an_earlier_attempt_or_another_campaign_settles_nothing(api
     assert recipient.status == RecipientStatus.UNKNOWN
 
 
+def test_a_status_before_its_chat_looks_for_unknown_recipients_in_one_round_trip(
+    api, cloud_org, graph, django_assert_num_queries
+):
+    """The usual case at a high rate: a campaign message's status comes before the sender
+    recorded its chat, and names a recipient that is not unknown."""
+    from datetime import UTC, datetime
+
+    from sending.recorded import StatusesKept
+    from sending.services import StatusUpdate
+
+    create(api, phones=numbers(1))
+    run_tasks()
+    recipient = Recipient.objects.get()
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    updates = [
+        StatusUpdate(f"wamid.EARLY{n}", "sent", at, callback_data=f"campaign-recipient:{pk}:1")
+        for n, pk in enumerate((recipient.pk, recipient.pk + 1000))
+    ]
+    with django_assert_num_queries(1):
+        settlement.on_kept_statuses(StatusesKept(cloud_org, updates))
+    recipient.refresh_from_db()
+    assert recipient.status == RecipientStatus.SENT
+
+
 def test_retry_unknown_sends_again_only_those_unknown_for_ten_minutes(api, cloud_org, graph):
     uuid = create(api, phones=numbers(3))
     run_tasks()
