@@ -135,14 +135,19 @@ def column_types(
 
 
 def insert_statements(
-    head: str, types: Sequence[str], rows: Sequence[Sequence[Any]], *, per_statement: int = 500
+    head: str,
+    types: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    per_statement: int = 500,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> list[Statement]:
     """Multi-row INSERTs: `head` ("INSERT INTO t (a, b) ") then the rows (rows_of, of
     `types`), `per_statement` rows at most in each (SQLite binds at most 32,766 values a
     statement); none without rows. For execute_together()."""
     statements = []
     for chunk in (rows[n : n + per_statement] for n in range(0, len(rows), per_statement)):
-        source, params = rows_of(types, chunk)
+        source, params = rows_of(types, chunk, using=using)
         statements.append((head + source, params))
     return statements
 
