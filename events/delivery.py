@@ -33,6 +33,7 @@ The worker processes run the queue (`register_queue`, called by events/apps.py).
 import logging
 import re
 import threading
+import time
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -64,10 +65,11 @@ USER_AGENT = "messaging-service-webhooks/1"
 POST_SLOTS = 32
 # Deliveries one claim takes at most when run inline (tests, commands).
 INLINE_BATCH = 100
-# After an answer the worker waits until every POST under way has answered, or this long
-# at most, so that the answers of that moment are recorded (and the slots they free
-# filled) by one statement each. Waiting the whole time left a fast receiver's slots
-# idle for most of it: a slot's turn was its POST plus GATHER.
+# After an answer the worker waits this long, so that the answers of that moment are
+# recorded (and the slots they free filled) by one statement each. With every slot
+# taken (a backlog) it waits only until they have all answered: waiting the whole time
+# left a fast receiver's slots idle for most of it (a slot's turn was its POST plus
+# GATHER), while with slots free the gather costs no delivery a slot.
 GATHER = 0.02
 # How often a worker looks for new emissions and due deliveries (retries come due): a
 # DELETE and an indexed UPDATE that find nothing, ten a second each, when idle.
@@ -404,5 +406,8 @@ class DeliveryQueue:
                 connection.close()
                 stopping.wait(min(30.0, 0.5 * 2**failures))
                 continue
-            if wake.wait(POLL):
-                futures.wait(in_flight, timeout=GATHER)  # the answers of this moment
+            if wake.wait(POLL):  # the answers of this moment
+                if len(in_flight) >= self.slots:
+                    futures.wait(in_flight, timeout=GATHER)
+                else:
+                    time.sleep(GATHER)
