@@ -21,7 +21,14 @@ from analytics.models import (
 from business_numbers.models import Number
 from events.services import at_batch_end
 from messaging_project.core.database import Statement, execute_together, fetch_together
-from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, Conversation
+from sending.models import (
+    Chat,
+    ChatStatus,
+    ChatStatusEvent,
+    ChatType,
+    Conversation,
+    MovedChat,
+)
 
 MESSAGE_COUNTERS = ("outbound", "sent", "delivered", "read", "failed", "inbound")
 # Which of (sent, delivered, read, failed) an outbound message in each status counts as.
@@ -217,16 +224,16 @@ def reaching(counter: str, column: str) -> str:
 def moves_sql(one_organization: bool) -> str:
     """MOVES_SQL: the chats up to a limit (of one organization, the first parameter, or
     all) that moved since the figures counted them."""
-    scope = "AND organization_id = %s " if one_organization else ""
-    return MOVES_SQL.format(chat=Chat._meta.db_table, scope=scope)
+    scope = "WHERE mark.organization_id = %s " if one_organization else ""
+    return MOVES_SQL.format(chat=Chat._meta.db_table, marks=MovedChat._meta.db_table, scope=scope)
 
 
-# The chats marked as moved since counted (Chat.counted_status), oldest first, locked;
-# one another transaction holds (a status webhook moving it, another fold) is left for
-# the next fold: a fold never waits, so it is never in a deadlock.
+# The chats marked as moved since counted (MovedChat), oldest first, locked; one another
+# transaction holds (a status webhook moving it, another fold) is left for the next
+# fold: a fold never waits, so it is never in a deadlock.
 MOVES_SQL = """
-    SELECT id, counted_status FROM {chat}
-    WHERE counted_status IS NOT NULL {scope}ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+    SELECT chat.id, chat.counted_status FROM {marks} mark JOIN {chat} chat ON chat.id = mark.chat_id
+    {scope}ORDER BY mark.chat_id LIMIT %s FOR UPDATE OF chat SKIP LOCKED
 """
 
 
@@ -238,7 +245,7 @@ def fold_moves_sql(one_organization: bool) -> str:
     pricing of its first billable status, and counted by category; how many were taken.
     As folding.fold_moves does in Python elsewhere."""
     chat, event = Chat._meta.db_table, ChatStatusEvent._meta.db_table
-    daily = DailyMessages._meta.db_table
+    daily, marks = DailyMessages._meta.db_table, MovedChat._meta.db_table
     changes = ", ".join(
         f"{reaching(name, 'after')} - {reaching(name, 'before')} AS {name}"
         for name in STATUS_COUNTERS
@@ -248,8 +255,10 @@ def fold_moves_sql(one_organization: bool) -> str:
     increments = ", ".join(f"{name} = {daily}.{name} + excluded.{name}" for name in STATUS_COUNTERS)
     return f"""
         WITH picked AS ({moves_sql(one_organization)}),
+        unmarked AS (DELETE FROM {marks} mark USING picked WHERE mark.chat_id = picked.id),
         moved AS (
-            UPDATE {chat} chat SET counted_status = NULL FROM picked WHERE chat.id = picked.id
+            UPDATE {chat} chat SET counted_status = NULL FROM picked
+            WHERE chat.id = picked.id AND picked.counted_status IS NOT NULL
             RETURNING chat.id, chat.organization_id, chat.number_id, chat.type,
                 (chat.created_at AT TIME ZONE 'UTC')::date AS day,
                 picked.counted_status AS before, chat.status AS after
@@ -293,16 +302,21 @@ def take_moves(organization_id: int | None, limit: int) -> list[tuple]:
     as (id, organization, number, type, created_at, status counted, status now), their
     marks cleared. Inside the caller's transaction, which holds the database's write lock
     from its start (SQLite's IMMEDIATE transactions): nothing moves them meanwhile."""
-    chats = Chat._base_manager.filter(counted_status__isnull=False)
+    marks = MovedChat.objects.all()
     if organization_id is not None:
-        chats = chats.filter(organization_id=organization_id)
+        marks = marks.filter(organization_id=organization_id)
+    marked = list(marks.order_by("chat_id").values_list("chat_id", flat=True)[:limit])
+    if not marked:
+        return []
     taken = list(
-        chats.order_by("id").values_list(
+        Chat._base_manager.filter(pk__in=marked, counted_status__isnull=False)
+        .order_by("id")
+        .values_list(
             "id", "organization_id", "number_id", "type", "created_at", "counted_status", "status"
-        )[:limit]
+        )
     )
-    if taken:
-        Chat._base_manager.filter(pk__in=[row[0] for row in taken]).update(counted_status=None)
+    MovedChat.objects.filter(chat_id__in=marked).delete()
+    Chat._base_manager.filter(pk__in=[row[0] for row in taken]).update(counted_status=None)
     return taken
 
 

@@ -37,7 +37,7 @@ from analytics.queries import (
 from analytics.services import added, billable_category, counters, minus, moved, utc_day
 from business_numbers.models import Number
 from messaging_project.core.database import one_snapshot
-from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType
+from sending.models import Chat, ChatStatus, ChatStatusEvent, ChatType, MovedChat
 
 MessageKey = tuple[int, date, int]  # organization, day, number
 BillableKey = tuple[int, date, int, str]  # ... and category
@@ -141,7 +141,11 @@ def waiting(claimed: set[int]) -> Figures:
             claims.setdefault(chat_id, (*key, category))
     existing = Chat._base_manager.filter(pk__in=list(claims)).values_list("pk", flat=True)
     figures.billed = {chat_id: claims[chat_id] for chat_id in existing}
-    marked = Chat._base_manager.filter(counted_status__isnull=False, type=ChatType.OUTBOUND)
+    marked = Chat._base_manager.filter(
+        pk__in=MovedChat.objects.values("chat_id"),
+        counted_status__isnull=False,
+        type=ChatType.OUTBOUND,
+    )
     chats: dict[int, MessageKey] = {}
     rows = marked.values_list(
         "pk", "organization_id", "number_id", "created_at", "counted_status", "status"

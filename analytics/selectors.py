@@ -33,6 +33,7 @@ from sending.models import (
     ChatType,
     Conversation,
     ConversationStatus,
+    MovedChat,
 )
 
 # A reply counts when the customer wrote within this time after their campaign message.
@@ -84,11 +85,13 @@ def messages_per_day(
 
 def add_moves_not_counted(days: dict[date, Day], organization: Organization, number) -> None:
     """Add to `days` the outbound chats of those days that moved since the rollup counted
-    them (Chat.counted_status), as the fold will add them, in one query: none, or a few
+    them (MovedChat, Chat.counted_status), as the fold will add them, in one query: none, or a few
     held by another transaction during the fold."""
     since, until = day_bounds(min(days), max(days))
+    marked = MovedChat.objects.filter(organization_id=organization.pk).values("chat_id")
     moved_chats = Chat._base_manager.filter(
         organization=organization,
+        pk__in=marked,
         counted_status__isnull=False,
         type=ChatType.OUTBOUND,
         created_at__gte=since,

@@ -1,7 +1,7 @@
 """Settings for a stack of this tree whose analytics keeps no figures: the analytics app
 installed as always (its tables, its API) but without its listeners, so that sending
 announces nothing to it, and without its fold, so that nothing counts the chats the
-statuses move (bench/analytics_webhooks.py also drops the index that finds them, OFF_SEED).
+statuses move (bench/analytics_webhooks.py also drops the trigger that marks them, OFF_SEED).
 bench/analytics_webhooks.py serves it beside an ordinary stack to measure what keeping
 the figures costs the webhooks.
 

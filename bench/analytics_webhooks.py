@@ -1,9 +1,9 @@
 """What keeping the figures costs the webhooks (part of the `analytics` scenario): the
 same inbound-message and status deliveries against two stacks of this tree, up side by
 side, one as it runs in production (**on**) and one whose analytics app registers no
-listener and runs no fold, on a database without the index of the chats moved since
-counted (**off**, bench/analytics_off.py), so that the difference is the rollup's
-statements, the records sending builds for them, that index and the worker's fold (its
+listener and runs no fold, on a database without the trigger that marks the chats moved
+since counted (**off**, bench/analytics_off.py), so that the difference is the rollup's
+statements, the records sending builds for them, those marks and the worker's fold (its
 PostgreSQL backend counted with the stack's), and nothing else.
 
 Interleaved rounds of a few seconds (the machine is shared), 8 wrk connections each:
@@ -63,10 +63,10 @@ print(json.dumps({{"uuid": str(org.uuid)}}))
 
 FOLD = "from analytics.folding import fold; fold()"
 # The off stack's database without what only the figures use (bench/analytics_off.py):
-# the index of the chats moved since counted (Chat.counted_status).
+# the trigger that marks the chats moved since counted (sending.models.MovedChat).
 OFF_SEED = """
 with connection.cursor() as cursor:
-    cursor.execute("DROP INDEX uncounted_chats")
+    cursor.execute("DROP TRIGGER sending_chat_moved ON sending_chat")
 """
 
 # WhatsApp's pricing on a billable message's status (Cloud API webhook reference).

@@ -17,7 +17,7 @@ from analytics.models import Awaiting, BilledMessage, DailyBillable, DailyMessag
 from analytics.queries import take_increments
 from analytics.tasks import fold_increments
 from messaging_project.worker.schedule import jobs
-from sending.models import Chat, ChatStatus
+from sending.models import Chat, ChatStatus, MovedChat
 from tests.analytics.conftest import MARKETING, held_by_a_webhook, send, totals
 from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
@@ -268,6 +268,57 @@ def test_a_fold_counts_every_moved_chat_whatever_the_batch(webhook_org, chats, m
     assert totals(webhook_org)["sent"] == chats
     assert totals(webhook_org)["billable"] == {"marketing": chats}
     assert folding.fold_moves(None) == 0
+
+
+def test_a_chat_is_marked_once_while_it_waits_for_the_fold(webhook_org):
+    chat = moved_chat(webhook_org, "wamid.K1")
+    deliver(webhook_org, envelope(statuses(status("wamid.K1", "delivered", 101))))
+    assert list(MovedChat.objects.values_list("chat_id", "organization_id")) == [
+        (chat.pk, webhook_org.pk)
+    ]
+    assert folding.fold_moves(webhook_org.pk) == 1
+    assert not MovedChat.objects.exists()
+    deliver(webhook_org, envelope(statuses(status("wamid.K1", "read", 102))))
+    assert list(MovedChat.objects.values_list("chat_id", flat=True)) == [chat.pk]
+    assert folding.fold_moves(None) == 1
+    assert totals(webhook_org)["read"] == 1
+
+
+def test_a_chat_deleted_takes_its_mark_with_it(webhook_org):
+    chat = moved_chat(webhook_org, "wamid.K2")
+    chat.delete()
+    assert not MovedChat.objects.exists()
+    assert folding.fold_moves(None) == 0
+
+
+def test_a_mark_whose_chat_is_in_step_is_dropped_uncounted(webhook_org):
+    chat = moved_chat(webhook_org, "wamid.K3")
+    Chat.objects.filter(pk=chat.pk).update(counted_status=None)  # as if folded, mark left
+    assert folding.fold_moves(None) == 0
+    assert not MovedChat.objects.exists()
+    assert totals(webhook_org)["sent"] == 0
+
+
+@on_postgresql
+def test_a_status_moving_a_chat_changes_none_of_its_indexes(webhook_org):
+    """No index of the chat reads counted_status, so PostgreSQL can write a status's move
+    within the chat's page (a heap-only update), adding no index entry."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = %s", [Chat._meta.db_table]
+        )
+        definitions = [row[0] for row in cursor.fetchall()]
+    assert definitions and not [d for d in definitions if "counted_status" in d]
+    send(webhook_org, wam_id="wamid.K4")
+    hot = "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(hot, [Chat._meta.db_table])
+        before = cursor.fetchone()
+        deliver(webhook_org, envelope(statuses(status("wamid.K4", "sent", 100))))
+        cursor.execute(hot, [Chat._meta.db_table])
+        updates, heap_only = (a - b for a, b in zip(cursor.fetchone(), before, strict=True))
+    assert Chat.objects.get(wam_id="wamid.K4").status == ChatStatus.SENT
+    assert updates >= 1 and heap_only == updates
 
 
 @pytest.mark.django_db(transaction=True)  # the fold's own transaction, rolled back
