@@ -356,6 +356,43 @@ def test_a_fold_leaves_a_chat_being_moved_and_a_read_counts_it_as_committed(webh
     assert Chat.objects.get(pk=chat.pk).counted_status is None
 
 
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_status_that_waited_for_a_fold_marks_its_chat_again(webhook_org):
+    # The fold holds the chat (its mark deleted, not committed) when a status webhook moves
+    # it on: the webhook waits for the fold's commit, then marks the chat afresh.
+    chat = moved_chat(webhook_org, "wamid.R1")
+    folded, commit = threading.Event(), threading.Event()
+
+    def fold_holding_the_chat() -> None:
+        with transaction.atomic():
+            assert folding.fold_moves_batch(None, 100) == 1
+            folded.set()
+            commit.wait(10)
+        connections.close_all()
+
+    def webhook() -> None:
+        deliver(webhook_org, envelope(statuses(status("wamid.R1", "delivered", 101))))
+        connections.close_all()
+
+    folder, moving = (
+        threading.Thread(target=fold_holding_the_chat),
+        threading.Thread(target=webhook),
+    )
+    folder.start()
+    assert folded.wait(5)
+    moving.start()
+    moving.join(0.5)
+    assert moving.is_alive()  # waiting for the fold's lock on the chat
+    commit.set()
+    folder.join()
+    moving.join()
+    assert list(MovedChat.objects.values_list("chat_id", flat=True)) == [chat.pk]
+    assert folding.fold_moves(None) == 1
+    assert (totals(webhook_org)["sent"], totals(webhook_org)["delivered"]) == (1, 1)
+    assert not MovedChat.objects.exists()
+
+
 # A worker process that has counted moved chats in its fold's transaction, then dies.
 COUNT_AND_HANG = """
 import time
