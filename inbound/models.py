@@ -9,8 +9,13 @@ class QueuedStatuses(models.Model):
     that could not be applied on its own keeps its `error`, and is left for an operator
     (`tasks_status` counts them; clearing the error puts it back in the queue)."""
 
+    # No foreign key in the database: its check, as each webhook's insert committed,
+    # locked the organization's row (FOR KEY SHARE), and overlapping commits made that
+    # lock a new MultiXact, about one per two status webhooks. The insert names only an
+    # organization whose number it finds; Django still deletes the rows with their
+    # organization, and the worker drops a row whose organization is gone.
     organization = models.ForeignKey(
-        "accounts.Organization", on_delete=models.CASCADE, related_name="+"
+        "accounts.Organization", on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
     # Each change's value as WhatsApp sent it, with its `statuses` (and its metadata,
     # which the original product's message.status.update body carries).

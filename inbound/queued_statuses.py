@@ -141,7 +141,10 @@ def apply(taken: list[QueuedStatuses]) -> None:
         by_organization[queued.organization_id].append(queued)
     organizations = Organization.objects.in_bulk(list(by_organization))
     for organization_id in sorted(by_organization):
-        organization = organizations[organization_id]
+        organization = organizations.get(organization_id)
+        if organization is None:  # deleted since the webhook queued it: nothing to apply to
+            logger.info("Queued statuses of organization %s dropped: it is gone", organization_id)
+            continue
         summary = WebhookSummary()
         deliveries = [
             parse_statuses(organization, items(queued), summary, queued.received_at)

@@ -7,16 +7,18 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from events.models import Delivery, Emission
 from events.services import create_endpoint
 from inbound import queued_statuses
 from inbound.models import QueuedStatuses
+from inbound.queries import queue_if_signed, webhook_signer
 from sending.models import Chat, ChatStatusEvent
 from tests.background import run_tasks
-from tests.channel import set_channel
+from tests.channel import PHONE_NUMBER_ID, set_channel
+from tests.databases import on_postgresql
 from tests.factories import OrganizationFactory
 from tests.inbound.conftest import APP_SECRET, deliver, envelope, status, statuses, text_message
 from tests.sending.factories import ChatFactory
@@ -254,3 +256,68 @@ def test_the_queue_thread_goes_on_after_a_failure(webhook_org, chat, queued, mon
     assert len(calls) >= 2 and not QueuedStatuses.objects.exists()
     chat.refresh_from_db()
     assert chat.status == "delivered"
+
+
+def test_a_delivery_whose_organization_is_gone_is_dropped(webhook_org, chat, queued):
+    # The queue has no foreign key in the database (inbound/models.py): a webhook's insert
+    # that races its organization's deletion leaves a row naming no organization.
+    gone = OrganizationFactory()
+    gone_id = gone.pk
+    gone.delete()
+    QueuedStatuses.objects.create(
+        organization_id=gone_id, changes=[statuses(status("wamid.OUT1", "read", 100))]
+    )
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 100))))
+    assert queued_statuses.apply_queued_statuses() == 2
+    chat.refresh_from_db()
+    assert chat.status == "delivered"  # the other organization's delivery is applied
+    assert not QueuedStatuses.objects.exists()  # and the orphan is not kept aside
+
+
+def test_an_organization_deleted_takes_its_queued_statuses(webhook_org, chat, queued):
+    deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 100))))
+    other = OrganizationFactory()
+    QueuedStatuses.objects.create(organization=other, changes=[])
+    other.delete()
+    assert list(QueuedStatuses.objects.values_list("organization_id", flat=True)) == [
+        webhook_org.pk
+    ]
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_queueing_does_not_lock_the_organization_row(webhook_org, chat, queued):
+    """With a foreign key, each insert's check locked the organization's row (FOR KEY
+    SHARE) until its commit, and two inserts at once made that lock a MultiXact."""
+    signer = webhook_signer(str(webhook_org.uuid))
+    changes = [statuses(status("wamid.OUT1", "delivered", 100))]
+    inserted, release, outcome = threading.Event(), threading.Event(), []
+
+    def queue_and_hold() -> None:
+        try:
+            with transaction.atomic():
+                # Django's foreign keys are checked at commit: checked here instead, the
+                # lock a check takes would be held while this transaction is open.
+                with connection.cursor() as cursor:
+                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                outcome.append(queue_if_signed(signer, PHONE_NUMBER_ID, changes))
+                inserted.set()
+                release.wait(10)
+        finally:
+            inserted.set()
+            connection.close()
+
+    holder = threading.Thread(target=queue_and_hold)
+    holder.start()
+    try:
+        assert inserted.wait(10) and outcome == [True]
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM accounts_organization WHERE id = %s FOR UPDATE NOWAIT",
+                [webhook_org.pk],
+            )  # raises LockNotAvailable while another transaction holds a key-share lock
+            assert cursor.fetchall() == [(webhook_org.pk,)]
+    finally:
+        release.set()
+        holder.join(10)
+    assert QueuedStatuses.objects.count() == 1
