@@ -10,6 +10,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from accounts.models import Organization
 from events.models import Delivery, Emission
 from events.services import create_endpoint
 from inbound import queued_statuses
@@ -274,7 +275,7 @@ def test_a_delivery_whose_organization_is_gone_is_dropped(webhook_org, chat, que
     assert not QueuedStatuses.objects.exists()  # and the orphan is not kept aside
 
 
-def test_an_organization_deleted_takes_its_queued_statuses(webhook_org, chat, queued):
+def test_an_organization_deleted_takes_its_queued_statuses(webhook_org, queued):
     deliver(webhook_org, envelope(statuses(status("wamid.OUT1", "delivered", 100))))
     other = OrganizationFactory()
     QueuedStatuses.objects.create(organization=other, changes=[])
@@ -286,7 +287,7 @@ def test_an_organization_deleted_takes_its_queued_statuses(webhook_org, chat, qu
 
 @on_postgresql
 @pytest.mark.django_db(transaction=True)
-def test_queueing_does_not_lock_the_organization_row(webhook_org, chat, queued):
+def test_queueing_does_not_lock_the_organization_row(webhook_org, queued):
     """With a foreign key, each insert's check locked the organization's row (FOR KEY
     SHARE) until its commit, and two inserts at once made that lock a MultiXact."""
     signer = webhook_signer(str(webhook_org.uuid))
@@ -321,3 +322,36 @@ def test_queueing_does_not_lock_the_organization_row(webhook_org, chat, queued):
         release.set()
         holder.join(10)
     assert QueuedStatuses.objects.count() == 1
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_delivery_queued_while_its_organization_is_deleted_is_dropped(webhook_org, queued):
+    """The race the dropped row stands for: the insert finds the number of an organization
+    whose deletion (its queued rows already deleted) has not committed yet."""
+    signer = webhook_signer(str(webhook_org.uuid))
+    changes = [statuses(status("wamid.OUT1", "delivered", 100))]
+    deleted, release = threading.Event(), threading.Event()
+
+    def delete_and_hold() -> None:
+        try:
+            with transaction.atomic():
+                Organization.objects.get(pk=webhook_org.pk).delete()
+                deleted.set()
+                release.wait(10)
+        finally:
+            deleted.set()
+            connection.close()
+
+    deleter = threading.Thread(target=delete_and_hold)
+    deleter.start()
+    try:
+        assert deleted.wait(10)
+        assert queue_if_signed(signer, PHONE_NUMBER_ID, changes)  # committed first
+    finally:
+        release.set()
+        deleter.join(10)
+    assert not Organization.objects.filter(pk=webhook_org.pk).exists()
+    assert QueuedStatuses.objects.count() == 1
+    assert queued_statuses.apply_queued_statuses() == 1
+    assert not QueuedStatuses.objects.exists()
